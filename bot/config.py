@@ -1,0 +1,233 @@
+"""``.gitneural.toml``: every setting, its default, and its validation.
+
+The file is read from a trusted revision (the default branch for the App, HEAD for the
+hook and CLI), never from the change under review. Unknown keys and bad values are
+errors with a message that names the key, so a typo never silently means "default".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from bot.errors import ConfigError
+
+CONFIG_FILE = ".gitneural.toml"
+
+Effort = Literal["low", "high", "max"]
+SeverityName = Literal["critical", "major", "minor", "nit"]
+CheckConclusion = Literal["neutral", "failure"]
+
+#: Paths no reviewer wants to read: lock files, vendored and generated code, minified
+#: assets. Matched with ``fnmatch`` semantics against the whole path (``*`` spans ``/``).
+DEFAULT_IGNORES: tuple[str, ...] = (
+    "*.lock",
+    "*-lock.json",
+    "*-lock.yaml",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "poetry.lock",
+    "Cargo.lock",
+    "go.sum",
+    "composer.lock",
+    "Gemfile.lock",
+    "uv.lock",
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "vendor/*",
+    "*/vendor/*",
+    "third_party/*",
+    "*/third_party/*",
+    "node_modules/*",
+    "*/node_modules/*",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.generated.*",
+    "*/generated/*",
+    "dist/*",
+    "build/*",
+    "*.svg",
+    "*.snap",
+)
+
+
+@dataclass
+class ReviewSettings:
+    #: Reasoning effort for reviews started by the App and ``gitneural review``.
+    effort: Effort = "max"
+    #: At most this many findings are posted; the most severe are kept.
+    max_comments: int = 20
+    #: ``gitneural review`` exits 1 when a finding is at least this severe.
+    fail_on: SeverityName = "critical"
+    #: Extra ignore globs, added to the defaults unless ``default_ignores = false``.
+    ignore: list[str] = field(default_factory=list)
+    default_ignores: bool = True
+    #: Budget for one prompt (estimated tokens); what does not fit is listed as skipped.
+    max_prompt_tokens: int = 200_000
+    #: Sent as ``max_completion_tokens``; K3's reasoning counts against it.
+    max_completion_tokens: int = 32_768
+    #: Repository instructions read from the trusted revision, in this order.
+    instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
+    instructions_max_chars: int = 12_000
+    #: Grow each hunk to its enclosing function or class.
+    expand_context: bool = True
+
+
+@dataclass
+class AgentSettings:
+    """Budget of the agentic review (K3 reading the repository with read-only tools)."""
+
+    enabled: bool = True
+    max_turns: int = 8
+    max_tool_calls: int = 40
+    #: Prompt plus completion tokens over the whole conversation.
+    max_tokens: int = 600_000
+    max_seconds: float = 900.0
+    #: Groups of a large change reviewed at once.
+    concurrency: int = 4
+
+
+@dataclass
+class HookSettings:
+    fail_on: SeverityName = "critical"
+    effort: Effort = "low"
+    #: Seconds before the hook gives up on the model (and, unless strict, lets the commit pass).
+    timeout: float = 60.0
+    #: Refuse the commit when the review cannot run (no key, network down, timeout).
+    strict: bool = False
+
+
+@dataclass
+class GitHubSettings:
+    #: Review pull requests when they are opened or pushed to.
+    auto_review: bool = True
+    review_drafts: bool = False
+    #: ``author_association`` values allowed to ask for a review with ``/review``.
+    allowed_associations: list[str] = field(
+        default_factory=lambda: ["OWNER", "MEMBER", "COLLABORATOR"]
+    )
+    #: Check run conclusion: always ``neutral``, or ``failure`` at ``check_fail_on``.
+    check_conclusion: CheckConclusion = "neutral"
+    check_fail_on: SeverityName = "critical"
+
+
+@dataclass
+class Config:
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    hook: HookSettings = field(default_factory=HookSettings)
+    github: GitHubSettings = field(default_factory=GitHubSettings)
+
+    def ignore_globs(self) -> list[str]:
+        base = list(DEFAULT_IGNORES) if self.review.default_ignores else []
+        return base + list(self.review.ignore)
+
+
+_ASSOCIATIONS = {
+    "OWNER",
+    "MEMBER",
+    "COLLABORATOR",
+    "CONTRIBUTOR",
+    "FIRST_TIMER",
+    "FIRST_TIME_CONTRIBUTOR",
+    "MANNEQUIN",
+    "NONE",
+}
+
+
+def _check_value(key: str, value: Any, hint: Any) -> Any:
+    origin = get_origin(hint)
+    if origin is Literal:
+        choices = get_args(hint)
+        if value not in choices:
+            raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, not {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{key} must be a whole number >= 0, not {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{key} must be a number > 0, not {value!r}")
+        return float(value)
+    if origin is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{key} must be a list of strings, not {value!r}")
+        return list(value)
+    raise AssertionError(f"unhandled setting type {hint!r}")  # pragma: no cover
+
+
+def _section(name: str, cls: type[Any], table: Any) -> Any:
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table, not {table!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(
+                f"unknown key {name}.{key} (known keys: {', '.join(sorted(known))})"
+            )
+        values[key] = _check_value(f"{name}.{key}", value, hints[key])
+    return cls(**values)
+
+
+def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
+    """Parse and validate the text of a ``.gitneural.toml``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    sections = {f.name: f.type for f in dataclasses.fields(Config)}
+    hints = typing.get_type_hints(Config)
+    parts: dict[str, Any] = {}
+    try:
+        for name, table in data.items():
+            if name not in sections:
+                raise ConfigError(
+                    f"unknown section [{name}] (known: {', '.join(f'[{s}]' for s in sections)})"
+                )
+            parts[name] = _section(name, hints[name], table)
+        config = Config(**parts)
+        bad = set(config.github.allowed_associations) - _ASSOCIATIONS
+        if bad:
+            raise ConfigError(
+                f"github.allowed_associations has unknown values {sorted(bad)} "
+                f"(known: {', '.join(sorted(_ASSOCIATIONS))})"
+            )
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    return config
+
+
+def load_config_file(path: Path) -> Config:
+    """Read ``path`` if it exists; defaults otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    return parse_config(text, str(path))
+
+
+def load_config_bytes(data: bytes | None, source: str = CONFIG_FILE) -> Config:
+    """Parse a config blob read from a snapshot; defaults when there is none."""
+    if data is None:
+        return Config()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8") from None
+    return parse_config(text, source)

@@ -1,0 +1,75 @@
+"""The one exception tree of GitNeural and the exit codes it maps to.
+
+Every error a user can cause or meet derives from :class:`GitNeuralError`; the CLI maps
+them to exit codes in one place (``bot.cli.main``). Messages are one line, say what
+happened and how to fix it, and never contain a secret.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_MODEL = 3
+
+
+class GitNeuralError(Exception):
+    """Base of every error GitNeural reports to a user."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(GitNeuralError):
+    """Bad command-line arguments or input."""
+
+
+class ConfigError(GitNeuralError):
+    """An invalid ``.gitneural.toml`` or environment setting."""
+
+
+class GitError(GitNeuralError):
+    """A repository or revision that cannot be read."""
+
+
+class ModelError(GitNeuralError):
+    """The model API failed or answered with something unusable."""
+
+    exit_code = EXIT_MODEL
+    #: Whether trying the same request again later may succeed (used by workers).
+    transient = False
+
+
+class ModelConfigError(ModelError):
+    """No API key, a wrong base URL or a rejected key (HTTP 401/403/404)."""
+
+
+class ModelQuotaError(ModelError):
+    """``exceeded_current_quota_error``: never retried, the account must be topped up."""
+
+
+class ModelUnavailableError(ModelError):
+    """Overload, rate limits, 5xx or network faults that outlived the retries."""
+
+    transient = True
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ContextTooLongError(ModelError):
+    """The prompt exceeded the model's context window."""
+
+
+class ModelRequestError(ModelError):
+    """Any other 4xx answer: a request the server refuses."""
+
+
+class ModelOutputError(ModelError):
+    """The model's answer could not be used (truncated, not a valid review)."""
+
+
+class ModelTimeoutError(ModelError):
+    """The review's time budget ran out before the model answered."""
+
+    transient = True

@@ -1,0 +1,239 @@
+"""The diff model: what changed, and on which lines GitHub accepts a review comment.
+
+Built on :mod:`unidiff`. Text is decoded as UTF-8 with ``surrogateescape`` so that bytes
+of any other encoding survive a round trip unchanged (``encode_text`` restores them).
+
+GitHub accepts a comment with ``side: RIGHT`` on an added or context line of a hunk
+(numbered in the new file), and with ``side: LEFT`` on a deleted or context line
+(numbered in the old file). A multi-line comment must start and end inside one hunk.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+import unidiff
+
+from bot.errors import UsageError
+
+Side = Literal["RIGHT", "LEFT"]
+SIDES: tuple[Side, ...] = ("RIGHT", "LEFT")
+
+_DEV_NULL = "/dev/null"
+
+
+class FileStatus(enum.StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    #: Only the file mode changed (for instance ``chmod +x``): nothing to comment on.
+    MODE_CHANGED = "mode-changed"
+
+
+def decode_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode_text(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def printable(text: str) -> str:
+    """Text safe to send or print: undecodable bytes become U+FFFD."""
+    return encode_text(text).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    kind: Literal["+", "-", " "]
+    old_no: int | None
+    new_no: int | None
+    #: The line without its ending.
+    text: str
+    #: ``"\n"``, ``"\r\n"`` or ``""`` when the file has no newline at its end.
+    eol: str
+
+
+@dataclass(frozen=True)
+class Hunk:
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    #: The text git prints after ``@@ ... @@`` (often the enclosing function).
+    section: str
+    lines: tuple[DiffLine, ...]
+
+    @cached_property
+    def right_lines(self) -> frozenset[int]:
+        return frozenset(ln.new_no for ln in self.lines if ln.new_no is not None)
+
+    @cached_property
+    def left_lines(self) -> frozenset[int]:
+        return frozenset(ln.old_no for ln in self.lines if ln.old_no is not None)
+
+    @cached_property
+    def added_lines(self) -> frozenset[int]:
+        return frozenset(ln.new_no for ln in self.lines if ln.kind == "+" and ln.new_no)
+
+    def lines_on(self, side: Side) -> frozenset[int]:
+        return self.right_lines if side == "RIGHT" else self.left_lines
+
+    def header(self) -> str:
+        head = f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@"
+        return f"{head} {self.section}" if self.section else head
+
+
+@dataclass
+class FileDiff:
+    #: The path in the new tree (the old path for a deleted file).
+    path: str
+    #: The path in the old tree; differs from ``path`` only for a rename.
+    old_path: str
+    status: FileStatus
+    binary: bool = False
+    old_mode: str | None = None
+    new_mode: str | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+
+    @cached_property
+    def right_lines(self) -> frozenset[int]:
+        return frozenset().union(*(h.right_lines for h in self.hunks))
+
+    @cached_property
+    def left_lines(self) -> frozenset[int]:
+        return frozenset().union(*(h.left_lines for h in self.hunks))
+
+    @cached_property
+    def added_lines(self) -> frozenset[int]:
+        return frozenset().union(*(h.added_lines for h in self.hunks))
+
+    @property
+    def lines_added(self) -> int:
+        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "+")
+
+    @property
+    def lines_deleted(self) -> int:
+        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "-")
+
+    def lines_on(self, side: Side) -> frozenset[int]:
+        return self.right_lines if side == "RIGHT" else self.left_lines
+
+    def hunk_at(self, side: Side, line: int) -> Hunk | None:
+        for hunk in self.hunks:
+            if line in hunk.lines_on(side):
+                return hunk
+        return None
+
+    def commentable(self, side: Side, start: int, end: int) -> bool:
+        """Whether GitHub accepts a comment on ``start..end`` of ``side``."""
+        if start > end:
+            return False
+        hunk = self.hunk_at(side, end)
+        return hunk is not None and start in hunk.lines_on(side)
+
+    @property
+    def reviewable(self) -> bool:
+        """Text with at least one line GitHub can take a comment on."""
+        return not self.binary and bool(self.hunks)
+
+
+@dataclass
+class Diff:
+    files: list[FileDiff] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[FileDiff]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    @cached_property
+    def _by_path(self) -> dict[str, FileDiff]:
+        return {f.path: f for f in self.files}
+
+    def get(self, path: str) -> FileDiff | None:
+        return self._by_path.get(path)
+
+    @property
+    def lines_changed(self) -> int:
+        return sum(f.lines_added + f.lines_deleted for f in self.files)
+
+
+def _strip_prefix(name: str | None) -> str | None:
+    if name is None or name == _DEV_NULL:
+        return None
+    if name.startswith(("a/", "b/")):
+        return name[2:]
+    return name
+
+
+def _split_eol(value: str) -> tuple[str, str]:
+    if value.endswith("\r\n"):
+        return value[:-2], "\r\n"
+    if value.endswith("\n"):
+        return value[:-1], "\n"
+    return value, ""
+
+
+def _hunk(raw: unidiff.Hunk) -> Hunk:
+    lines: list[DiffLine] = []
+    for ln in raw:
+        if ln.line_type == "\\":
+            # "\ No newline at end of file" applies to the line before it.
+            if lines:
+                prev = lines[-1]
+                lines[-1] = DiffLine(prev.kind, prev.old_no, prev.new_no, prev.text, "")
+            continue
+        if ln.line_type not in ("+", "-", " "):
+            continue
+        text, eol = _split_eol(ln.value)
+        lines.append(DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, text, eol))
+    return Hunk(
+        raw.source_start,
+        raw.source_length,
+        raw.target_start,
+        raw.target_length,
+        (raw.section_header or "").strip(),
+        tuple(lines),
+    )
+
+
+def _file(raw: unidiff.PatchedFile) -> FileDiff:
+    old = _strip_prefix(raw.source_file)
+    new = _strip_prefix(raw.target_file)
+    if raw.is_added_file:
+        status = FileStatus.ADDED
+    elif raw.is_removed_file:
+        status = FileStatus.DELETED
+    elif raw.is_rename:
+        status = FileStatus.RENAMED
+    elif not len(raw) and not raw.is_binary_file and raw.source_mode != raw.target_mode:
+        status = FileStatus.MODE_CHANGED
+    else:
+        status = FileStatus.MODIFIED
+    path = new or old or raw.path
+    return FileDiff(
+        path=path,
+        old_path=old or path,
+        status=status,
+        binary=bool(raw.is_binary_file),
+        old_mode=raw.source_mode,
+        new_mode=raw.target_mode,
+        hunks=[_hunk(h) for h in raw],
+    )
+
+
+def parse_diff(data: bytes | str) -> Diff:
+    """Parse a unified diff (``git diff`` output, with or without git headers)."""
+    text = decode_text(data) if isinstance(data, bytes) else data
+    try:
+        patch = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as exc:
+        raise UsageError(f"not a unified diff: {exc}") from None
+    return Diff([_file(f) for f in patch])
