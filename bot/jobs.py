@@ -1,0 +1,108 @@
+"""The plain job a webhook produces and a worker consumes, and the queue between them.
+
+A job carries ids and small strings only: the worker mints its own installation token and
+reads the pull request itself, so nothing secret or large ever sits in the broker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, get_args
+
+from bot.errors import GitNeuralError
+
+Trigger = Literal["opened", "reopened", "ready_for_review", "synchronize", "command"]
+TRIGGERS: Final[tuple[str, ...]] = get_args(Trigger)
+EFFORTS: Final[tuple[str, ...]] = ("low", "high", "max")
+
+
+class JobError(GitNeuralError):
+    """A job dictionary that is not a valid :class:`ReviewJob` (a web/worker version skew)."""
+
+
+class QueueError(GitNeuralError):
+    """The queue could not accept a job; the webhook answers 503 so GitHub can redeliver."""
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    installation_id: int
+    #: ``"owner/name"``.
+    repo: str
+    pr_number: int
+    #: ``None`` for ``/review``: the worker reviews the head current when it runs.
+    head_sha: str | None
+    #: One of :data:`TRIGGERS`.
+    trigger: str
+    #: ``X-GitHub-Delivery``; lets the worker recognise a job it has already run.
+    delivery_id: str
+    #: ``/review effort=low|high|max``; ``None`` means the repository's configured effort.
+    effort: str | None = None
+    #: ``/review full``: review the whole PR, not only what changed since the last review.
+    full: bool = False
+    #: The ``/review`` comment, for the ``eyes`` reaction.
+    comment_id: int | None = None
+    requested_by: str | None = None
+    #: The commenter's ``author_association``, so the worker can also apply the
+    #: repository's own ``github.allowed_associations`` from ``.gitneural.toml``.
+    author_association: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ReviewJob:
+        """Rebuild a job from :meth:`to_dict` output; unknown keys are ignored so a newer
+        web process can feed an older worker during a rolling upgrade."""
+        if not isinstance(d, dict):
+            raise JobError(f"a review job must be a JSON object, not {type(d).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        try:
+            return cls(**{k: v for k, v in d.items() if k in known})
+        except TypeError as exc:
+            raise JobError(f"invalid review job: {exc}") from None
+
+
+_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "installation_id": (int,),
+    "repo": (str,),
+    "pr_number": (int,),
+    "head_sha": (str, type(None)),
+    "trigger": (str,),
+    "delivery_id": (str,),
+    "effort": (str, type(None)),
+    "full": (bool,),
+    "comment_id": (int, type(None)),
+    "requested_by": (str, type(None)),
+    "author_association": (str, type(None)),
+}
+
+
+def _check(job: ReviewJob) -> None:
+    for name, types in _TYPES.items():
+        value = getattr(job, name)
+        # bool is an int subclass; an id of True is a bug, not an id.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise JobError(f"invalid review job: {name} has type {type(value).__name__}")
+    if job.installation_id <= 0 or job.pr_number <= 0:
+        raise JobError("invalid review job: installation_id and pr_number must be positive")
+    if job.repo.count("/") != 1 or not all(job.repo.split("/")):
+        raise JobError(f"invalid review job: repo must be 'owner/name', not {job.repo!r}")
+    if job.trigger not in TRIGGERS:
+        raise JobError(f"invalid review job: trigger must be one of {', '.join(TRIGGERS)}")
+    if job.effort is not None and job.effort not in EFFORTS:
+        raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
+
+
+class JobQueue(Protocol):
+    """Where accepted jobs go (the Celery side implements it).
+
+    ``submit`` must return quickly (it runs inside the webhook request) and either accept
+    the job durably or raise :class:`QueueError`.
+    """
+
+    def submit(self, job: ReviewJob) -> None: ...

@@ -1,0 +1,125 @@
+"""The webhook server: verify, de-duplicate, route, enqueue — and answer in milliseconds.
+
+``POST /webhook`` answers:
+
+- 202 ``{"status": "queued"}``: a review job was accepted by the queue;
+- 200 ``{"status": "ignored", "reason": …}``: nothing to do (or a ping);
+- 200 ``{"status": "duplicate"}``: this ``X-GitHub-Delivery`` was already queued;
+- 400 malformed delivery, 401 missing or wrong signature, 413 body over the cap,
+  503 queue or delivery log unavailable (GitHub shows the delivery as failed and it can
+  be redelivered).
+
+The request path never calls GitHub, never mints a token and never imports anything:
+everything is set up by :func:`create_app`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import flask
+from werkzeug.exceptions import HTTPException
+
+from bot.jobs import JobQueue, QueueError
+from bot.web import signature
+from bot.web.deliveries import DeliveryLog, DeliveryLogError, open_delivery_log
+from bot.web.events import Decision, loggable, route
+from bot.web.payload import PayloadError, parse
+from bot.web.settings import WebSettings
+
+log = logging.getLogger("gitneural.web")
+
+Answer = tuple[flask.Response, int]
+
+
+def create_app(
+    settings: WebSettings, queue: JobQueue, *, deliveries: DeliveryLog | None = None
+) -> flask.Flask:
+    """The Flask app; ``deliveries`` defaults to :func:`open_delivery_log` (``settings``)."""
+    app = flask.Flask(__name__)
+    # Werkzeug answers 413 from Content-Length before reading, and stops a longer stream.
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    delivery_log = deliveries if deliveries is not None else open_delivery_log(settings)
+    secret = settings.webhook_secret.encode()
+
+    def answer(status: int, body: dict[str, object], line: str) -> Answer:
+        log.info("%s status=%d", line, status)
+        return flask.jsonify(body), status
+
+    @app.get("/healthz")
+    def healthz() -> Answer:
+        return flask.jsonify(status="ok"), 200
+
+    @app.post("/webhook")
+    def webhook() -> Answer:
+        started = time.perf_counter()
+        headers = flask.request.headers
+        event = headers.get("X-GitHub-Event", "")
+        delivery_id = headers.get("X-GitHub-Delivery", "")
+        line = f"delivery={loggable(delivery_id or None)} event={loggable(event or None)}"
+        body = flask.request.get_data(cache=False)
+        if not signature.verify(secret, body, headers.get("X-Hub-Signature-256")):
+            reason = "missing or invalid X-Hub-Signature-256"
+            return answer(401, _refused(reason), f"{line} decision=unsigned")
+        if not event or not delivery_id or len(delivery_id) > 200:
+            reason = "missing X-GitHub-Event or X-GitHub-Delivery"
+            return answer(400, _refused(reason), f"{line} decision=malformed")
+        try:
+            decision = route(event, parse(body), delivery_id, settings)
+        except PayloadError as exc:
+            return answer(400, _refused(str(exc)), f"{line} decision=malformed")
+        line = _describe(line, decision)
+        job = decision.job
+        if job is None:
+            return answer(200, {"status": "ignored", "reason": decision.reason}, line)
+        if delivery_log.seen_or_record(delivery_id):
+            return answer(200, {"status": "duplicate"}, f"{line} decision=duplicate")
+        try:
+            queue.submit(job)
+        except BaseException:
+            # Not accepted: release the claim so GitHub's redelivery is queued, then let
+            # the error handlers answer (503 for QueueError).
+            delivery_log.forget(delivery_id)
+            raise
+        delivery_log.confirm(delivery_id)
+        ms = (time.perf_counter() - started) * 1000
+        body_ = {"status": "queued", "repo": job.repo, "pr": job.pr_number, "trigger": job.trigger}
+        return answer(202, body_, f"{line} decision=queued trigger={job.trigger} ms={ms:.1f}")
+
+    @app.errorhandler(QueueError)
+    @app.errorhandler(DeliveryLogError)
+    def unavailable(exc: QueueError | DeliveryLogError) -> Answer:
+        # str(exc) is a one-line GitNeuralError message that carries no secret.
+        log.error("webhook unavailable: %s", exc)
+        return flask.jsonify(status="unavailable", reason=str(exc)), 503
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Answer:
+        code = exc.code or 500
+        headers = flask.request.headers
+        log.info(
+            "delivery=%s event=%s decision=refused status=%d",
+            loggable(headers.get("X-GitHub-Delivery")),
+            loggable(headers.get("X-GitHub-Event")),
+            code,
+        )
+        return flask.jsonify(status="error", reason=exc.name), code
+
+    return app
+
+
+def _refused(reason: str) -> dict[str, object]:
+    return {"status": "refused", "reason": reason}
+
+
+def _describe(line: str, decision: Decision) -> str:
+    parts = [
+        line,
+        f"action={loggable(decision.action)}",
+        f"repo={loggable(decision.repo)}",
+        f"pr={loggable(decision.pr)}",
+    ]
+    if decision.job is None:
+        parts.append(f"decision=ignored reason={decision.reason[:200]!r}")
+    return " ".join(parts)

@@ -1,0 +1,190 @@
+"""The delivery log: which ``X-GitHub-Delivery`` ids have already been queued.
+
+GitHub sends the same id again on a redelivery, so a job is queued at most once per id.
+The webhook uses it in three steps so that a crash at any point loses nothing:
+
+1. ``seen_or_record(id)`` atomically *claims* the id for ``claim_seconds`` (a short
+   lease); a concurrent or later copy of the delivery sees it and is not queued.
+2. The job is submitted. If submitting fails, ``forget(id)`` drops the claim and the
+   webhook answers 503, so GitHub's redelivery can queue it.
+3. ``confirm(id)`` keeps the id for ``retention_seconds`` (GitHub redelivers up to three
+   days back).
+
+If the process dies between 1 and 3, the lease runs out and a redelivery is queued again:
+at worst a job is queued twice (the worker is idempotent per PR head and delivery id),
+never lost. Recording only after submitting would lose nothing either, but would let two
+copies arriving together both be queued.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol
+
+from bot.errors import GitNeuralError
+from bot.web.settings import WebSettings
+
+if TYPE_CHECKING:
+    import redis
+
+CLAIM_SECONDS: Final = 120.0
+RETENTION_SECONDS: Final = 7 * 24 * 3600.0
+_PURGE_EVERY: Final = 1000
+
+
+class DeliveryLogError(GitNeuralError):
+    """The delivery log cannot be read or written (the webhook answers 503)."""
+
+
+class DeliveryLog(Protocol):
+    def seen_or_record(self, delivery_id: str) -> bool:
+        """``True`` if the id is already claimed or recorded; else claim it, ``False``."""
+        ...
+
+    def confirm(self, delivery_id: str) -> None:
+        """The job of a claimed id was accepted: remember the id for the retention time."""
+        ...
+
+    def forget(self, delivery_id: str) -> None:
+        """The job of a claimed id was not accepted: let a redelivery claim it."""
+        ...
+
+
+class SQLiteDeliveryLog:
+    """For one machine without Redis: safe across threads and processes (WAL, upsert)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        claim_seconds: float = CLAIM_SECONDS,
+        retention_seconds: float = RETENTION_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self._claim = claim_seconds
+        self._retention = retention_seconds
+        self._clock = clock
+        self._local = threading.local()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DeliveryLogError(
+                f"cannot create {path.parent} for the delivery log ({exc.strerror}): "
+                "set GITNEURAL_DATA_DIR to a writable directory"
+            ) from None
+        self._run(
+            "CREATE TABLE IF NOT EXISTS deliveries "
+            "(id TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID"
+        )
+
+    def _connection(self) -> sqlite3.Connection:
+        # One connection per thread and per process: sqlite3 connections must not cross
+        # threads, and a connection inherited through fork (gunicorn --preload) is unsafe.
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode loses at most the last commits on power loss, not on a crash.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            local.conn, local.pid, local.claims = conn, os.getpid(), 0
+        conn_: sqlite3.Connection = local.conn
+        return conn_
+
+    def _run(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        try:
+            return self._connection().execute(sql, params).rowcount
+        except sqlite3.Error as exc:
+            raise DeliveryLogError(
+                f"delivery log {self.path} failed ({exc}): check the disk and "
+                "GITNEURAL_DATA_DIR, or use Redis with GITNEURAL_DEDUPE_URL"
+            ) from None
+
+    def seen_or_record(self, delivery_id: str) -> bool:
+        now = self._clock()
+        # One statement, so one write transaction: insert the id, or take over an
+        # expired claim; a live row is left alone and nothing changes.
+        changed = self._run(
+            "INSERT INTO deliveries (id, expires) VALUES (?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET expires = excluded.expires "
+            "WHERE deliveries.expires <= ?",
+            (delivery_id, now + self._claim, now),
+        )
+        self._local.claims += 1
+        if self._local.claims % _PURGE_EVERY == 0:
+            self._run("DELETE FROM deliveries WHERE expires <= ?", (now,))
+        return changed == 0
+
+    def confirm(self, delivery_id: str) -> None:
+        self._run(
+            "UPDATE deliveries SET expires = ? WHERE id = ?",
+            (self._clock() + self._retention, delivery_id),
+        )
+
+    def forget(self, delivery_id: str) -> None:
+        self._run("DELETE FROM deliveries WHERE id = ?", (delivery_id,))
+
+
+class RedisDeliveryLog:
+    """Shared by every web process and host: ``SET NX`` with a TTL."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "gitneural:delivery:",
+        claim_seconds: float = CLAIM_SECONDS,
+        retention_seconds: float = RETENTION_SECONDS,
+    ) -> None:
+        import redis  # only deployments that use Redis pay for the import
+
+        self._errors = redis.RedisError
+        self._prefix = prefix
+        self._claim = max(1, round(claim_seconds))
+        self._retention = max(1, round(retention_seconds))
+        # No connection is made here; short timeouts keep a dead Redis from holding the
+        # request past GitHub's 10 s.
+        self._redis: redis.Redis = redis.Redis.from_url(
+            url, socket_timeout=3.0, socket_connect_timeout=3.0
+        )
+
+    def _fail(self, exc: Exception) -> DeliveryLogError:
+        # The message of a Redis error may echo the URL; name only the kind of failure.
+        return DeliveryLogError(
+            f"delivery log on Redis failed ({type(exc).__name__}): "
+            "check that Redis is up and GITNEURAL_DEDUPE_URL is right"
+        )
+
+    def seen_or_record(self, delivery_id: str) -> bool:
+        try:
+            claimed = self._redis.set(self._prefix + delivery_id, b"1", nx=True, ex=self._claim)
+        except self._errors as exc:
+            raise self._fail(exc) from None
+        return not claimed
+
+    def confirm(self, delivery_id: str) -> None:
+        try:
+            self._redis.set(self._prefix + delivery_id, b"2", ex=self._retention)
+        except self._errors as exc:
+            raise self._fail(exc) from None
+
+    def forget(self, delivery_id: str) -> None:
+        try:
+            self._redis.delete(self._prefix + delivery_id)
+        except self._errors as exc:
+            raise self._fail(exc) from None
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def open_delivery_log(settings: WebSettings) -> DeliveryLog:
+    """Redis when ``settings.dedupe_url`` is set, else SQLite under ``settings.data_dir``."""
+    if settings.dedupe_url:
+        return RedisDeliveryLog(settings.dedupe_url)
+    return SQLiteDeliveryLog(settings.data_dir / "deliveries.sqlite3")

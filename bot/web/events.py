@@ -1,0 +1,182 @@
+"""From a verified delivery to a decision: a job to queue, or a reason to ignore it.
+
+One small handler per event; handlers are pure (no GitHub call, no I/O) so the webhook
+answers in milliseconds and the routing is tested without a network.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.jobs import JobError, ReviewJob
+from bot.web import payload as p
+from bot.web.commands import CommandError, parse_review_command
+from bot.web.payload import Payload, PayloadError
+from bot.web.settings import WebSettings
+
+log = logging.getLogger("gitneural.web")
+
+PR_ACTIONS = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with a delivery; ``job is None`` means answer 200 with ``reason``."""
+
+    reason: str
+    job: ReviewJob | None = None
+    action: str | None = None
+    repo: str | None = None
+    pr: int | None = None
+
+
+Handler = Callable[[Payload, str, WebSettings], Decision]
+
+
+def route(event: str, payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    """Decide what ``payload`` asks for; raises :class:`PayloadError` for malformed ones."""
+    handler = HANDLERS.get(event)
+    if handler is None:
+        return _ignore(payload, f"event {event!r} is not handled")
+    try:
+        return handler(payload, delivery_id, settings)
+    except JobError as exc:
+        raise PayloadError(str(exc)) from None
+
+
+def _ignore(payload: Payload, reason: str, pr: int | None = None) -> Decision:
+    # Best effort, for the log line only: an ignored delivery is never refused for its shape.
+    action = payload.get("action")
+    repository = payload.get("repository")
+    repo = repository.get("full_name") if isinstance(repository, dict) else None
+    return Decision(
+        reason=reason,
+        action=action if isinstance(action, str) else None,
+        repo=repo if isinstance(repo, str) else None,
+        pr=pr,
+    )
+
+
+def _sent_by_bot(payload: Payload, settings: WebSettings) -> str | None:
+    """Why the sender must be ignored, if it must: bots (loops) and GitNeural itself."""
+    login = p.text(payload, "sender.login")
+    if settings.bot_login and login.lower() == settings.bot_login.lower():
+        return "sent by GitNeural itself"
+    if p.text(payload, "sender.type") == "Bot":
+        return "sent by a bot"
+    return None
+
+
+def _head_sha(payload: Payload) -> str:
+    sha = p.text(payload, "pull_request.head.sha")
+    if not _SHA.fullmatch(sha):
+        raise PayloadError("payload pull_request.head.sha is not a commit id")
+    return sha
+
+
+def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    action = p.text(payload, "action")
+    number = p.ident(payload, "pull_request.number")
+    if action not in PR_ACTIONS:
+        return _ignore(payload, f"pull_request {action} does not trigger a review", number)
+    if not settings.auto_review:
+        return _ignore(payload, "automatic reviews are off (GITNEURAL_AUTO_REVIEW)", number)
+    bot = _sent_by_bot(payload, settings)
+    if bot:
+        return _ignore(payload, bot, number)
+    if p.flag(payload, "pull_request.draft") and not settings.review_drafts:
+        return _ignore(payload, "draft pull request (GITNEURAL_REVIEW_DRAFTS is off)", number)
+    if not p.has(payload, "installation"):
+        return _ignore(payload, "no installation: deliveries must come from the GitHub App")
+    repo = p.text(payload, "repository.full_name")
+    job = ReviewJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        head_sha=_head_sha(payload),
+        trigger=action,
+        delivery_id=delivery_id,
+        requested_by=p.text(payload, "sender.login"),
+    )
+    return Decision("queued", job, action, repo, number)
+
+
+def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    action = p.text(payload, "action")
+    if action != "created":
+        return _ignore(payload, f"issue_comment {action} is not a command")
+    if not p.has(payload, "issue.pull_request"):
+        return _ignore(payload, "comment on an issue, not on a pull request")
+    number = p.ident(payload, "issue.number")
+    bot = _sent_by_bot(payload, settings)
+    if bot:
+        return _ignore(payload, bot, number)
+    try:
+        command = parse_review_command(p.optional_text(payload, "comment.body"))
+    except CommandError as exc:
+        return _ignore(payload, f"/review refused: {exc}", number)
+    if command is None:
+        return _ignore(payload, "not a /review command", number)
+    association = p.text(payload, "comment.author_association")
+    if association not in settings.allowed_associations:
+        return _ignore(payload, f"/review by {association} is not allowed", number)
+    if p.optional_text(payload, "issue.state") == "closed":
+        return _ignore(payload, "pull request is closed", number)
+    if not p.has(payload, "installation"):
+        return _ignore(payload, "no installation: deliveries must come from the GitHub App")
+    repo = p.text(payload, "repository.full_name")
+    job = ReviewJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        head_sha=None,
+        trigger="command",
+        delivery_id=delivery_id,
+        effort=command.effort,
+        full=command.full,
+        comment_id=p.ident(payload, "comment.id"),
+        requested_by=p.text(payload, "comment.user.login"),
+        author_association=association,
+    )
+    return Decision("queued", job, action, repo, number)
+
+
+def on_installation(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    action = p.text(payload, "action")
+    account = p.optional_text(payload, "installation.account.login")
+    installation = p.ident(payload, "installation.id")
+    repos = payload.get("repositories") or payload.get("repositories_added") or []
+    count = len(repos) if isinstance(repos, list) else 0
+    log.info(
+        "installation %s: id=%d account=%s repositories=%d",
+        action,
+        installation,
+        loggable(account),
+        count,
+    )
+    return _ignore(payload, f"installation {action} logged")
+
+
+def on_ping(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    return _ignore(payload, "pong")
+
+
+def loggable(value: object) -> str:
+    """``value`` safe for one log line: no control characters or spaces, bounded length."""
+    if value is None:
+        return "-"
+    text = str(value)[:100]
+    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)
+
+
+HANDLERS: dict[str, Handler] = {
+    "pull_request": on_pull_request,
+    "issue_comment": on_issue_comment,
+    "installation": on_installation,
+    "installation_repositories": on_installation,
+    "ping": on_ping,
+}

@@ -1,0 +1,130 @@
+"""Deployment-wide settings of the webhook server, read from the environment once.
+
+These are the gates the webhook applies before anything is queued. Per-repository
+settings (``.gitneural.toml`` on the default branch) are applied later by the worker:
+the webhook never calls GitHub, so it cannot read them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import platformdirs
+
+from bot.errors import ConfigError
+
+#: GitHub's documented ``author_association`` values.
+AUTHOR_ASSOCIATIONS: Final[frozenset[str]] = frozenset(
+    {
+        "OWNER",
+        "MEMBER",
+        "COLLABORATOR",
+        "CONTRIBUTOR",
+        "FIRST_TIMER",
+        "FIRST_TIME_CONTRIBUTOR",
+        "MANNEQUIN",
+        "NONE",
+    }
+)
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("gitneural"))
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    #: ``GITHUB_WEBHOOK_SECRET``; kept out of ``repr`` so it never reaches a log.
+    webhook_secret: str = field(repr=False)
+    #: GitHub caps payloads at 25 MB; larger bodies are answered 413 unread.
+    max_body_bytes: int = 25 * 1024 * 1024
+    #: ``GITNEURAL_BOT_LOGIN``, e.g. ``"gitneural[bot]"``: deliveries it causes are ignored.
+    bot_login: str | None = None
+    #: Who may ask for a review with ``/review``.
+    allowed_associations: tuple[str, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
+    review_drafts: bool = False
+    auto_review: bool = True
+    #: ``redis://…`` for the delivery log; ``None`` keeps it in SQLite under ``data_dir``.
+    dedupe_url: str | None = None
+    data_dir: Path = field(default_factory=default_data_dir)
+
+    def __post_init__(self) -> None:
+        if not self.webhook_secret:
+            raise ConfigError(
+                "GITHUB_WEBHOOK_SECRET is not set: set it to the webhook secret of the GitHub App"
+            )
+        if self.max_body_bytes <= 0:
+            raise ConfigError("GITNEURAL_MAX_BODY_BYTES must be a whole number > 0")
+        bad = sorted(set(self.allowed_associations) - AUTHOR_ASSOCIATIONS)
+        if bad:
+            raise ConfigError(
+                f"GITNEURAL_ALLOWED_ASSOCIATIONS has unknown values {bad} "
+                f"(known: {', '.join(sorted(AUTHOR_ASSOCIATIONS))})"
+            )
+        if self.dedupe_url is not None and not self.dedupe_url.startswith(_REDIS_SCHEMES):
+            raise ConfigError(
+                "GITNEURAL_DEDUPE_URL must be a redis://, rediss:// or unix:// URL "
+                "(leave it unset to keep the delivery log in SQLite)"
+            )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WebSettings:
+        """Read the settings; raises :class:`ConfigError` naming the variable to fix.
+
+        The delivery log uses ``GITNEURAL_DEDUPE_URL``, else the broker's Redis when
+        ``GITNEURAL_BROKER_URL`` is a Redis URL (so several web hosts share one log),
+        else SQLite under ``GITNEURAL_DATA_DIR``.
+        """
+        env = os.environ if env is None else env
+        broker = env.get("GITNEURAL_BROKER_URL", "")
+        dedupe = env.get("GITNEURAL_DEDUPE_URL") or (
+            broker if broker.startswith(_REDIS_SCHEMES) else None
+        )
+        data_dir = env.get("GITNEURAL_DATA_DIR")
+        return cls(
+            webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", ""),
+            max_body_bytes=_int(env, "GITNEURAL_MAX_BODY_BYTES", cls.max_body_bytes),
+            bot_login=env.get("GITNEURAL_BOT_LOGIN") or None,
+            allowed_associations=_list(
+                env, "GITNEURAL_ALLOWED_ASSOCIATIONS", cls.allowed_associations
+            ),
+            review_drafts=_bool(env, "GITNEURAL_REVIEW_DRAFTS", cls.review_drafts),
+            auto_review=_bool(env, "GITNEURAL_AUTO_REVIEW", cls.auto_review),
+            dedupe_url=dedupe,
+            data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(),
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be true or false, not {raw!r}")
+
+
+def _list(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    return tuple(part.strip().upper() for part in raw.split(",") if part.strip())
