@@ -1,0 +1,197 @@
+"""The chat messages of a review, rendered from ``prompts/*.j2``, and the tool K3 answers with.
+
+Order is chosen for K3's prefix cache: the system message is the same for every review
+(it depends only on whether tools are offered), the trusted repository instructions
+come next, then the files sorted by path, each rendered from its own content only, and
+the per-change text (skipped files, title, description, counts) last. A re-review after
+a push therefore repeats everything up to the first file that changed; passing that
+push's paths as ``changed_last`` moves them to the end so the cached prefix covers every
+other file.
+
+Untrusted text is fenced by ``<untrusted-ID>`` … ``</untrusted-ID>``. The ID is derived
+from the fenced text's hash (so an unchanged file renders identically across reviews) and
+is re-derived whenever any untrusted text of the prompt contains it: no content can close
+or imitate a fence of this prompt, even if its author computes the hash. Paths are shown
+as JSON strings, so a file name cannot start a line of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Collection, Iterable
+from typing import Any
+
+import jinja2
+
+import prompts
+from bot.review.budget import estimate_tokens
+from bot.review.change import Change
+from bot.review.context import FileContext
+from bot.review.diff import FileStatus, encode_text, printable
+from bot.review.types import SkippedFile
+
+SUBMIT_REVIEW = "submit_review"
+SYSTEM_TEMPLATE = "system.md.j2"
+REVIEW_TEMPLATE = "review.md.j2"
+#: Bump when the code that shapes the prompt changes (labels, headers); template and
+#: schema changes are picked up by the digest in PROMPT_VERSION by themselves.
+_FORMAT_VERSION = "1"
+
+_FENCE_ID = re.compile(r"untrusted-([0-9a-f]{12})", re.IGNORECASE)
+
+
+def _digest() -> str:
+    sha = hashlib.sha256()
+    for name in (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, prompts.SUBMIT_REVIEW_SCHEMA):
+        sha.update(prompts.read_text(name).encode("utf-8"))
+    return sha.hexdigest()[:12]
+
+
+#: Identifies the prompt's wording and format (the hook's result cache keys on it).
+PROMPT_VERSION: str = f"{_FORMAT_VERSION}.{_digest()}"
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(prompts.read_text),
+        undefined=jinja2.StrictUndefined,
+        # The output is Markdown for a model, not HTML: escaping would corrupt code.
+        autoescape=False,  # noqa: S701
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+
+
+def render_template(name: str, **variables: Any) -> str:
+    """Render one template; a variable it uses but is not given raises UndefinedError."""
+    return _environment().get_template(name).render(**variables)
+
+
+class _Fences:
+    """Fence ids for one prompt, none of which occurs in any of its untrusted text."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._taken = {m.group(1).lower() for t in texts for m in _FENCE_ID.finditer(t)}
+
+    def __call__(self, text: str) -> dict[str, str]:
+        salt = 0
+        while True:
+            data = encode_text(f"{salt}\0{text}") if salt else encode_text(text)
+            fence_id = hashlib.sha256(data).hexdigest()[:12]
+            if fence_id not in self._taken:
+                return {"id": fence_id, "text": text}
+            salt += 1
+
+
+def _quoted(path: str) -> str:
+    return json.dumps(printable(path), ensure_ascii=False)
+
+
+def _status(item: FileContext) -> str:
+    file = item.file
+    if file.status is FileStatus.ADDED:
+        return "new file"
+    if file.status is FileStatus.RENAMED:
+        return f"renamed from {_quoted(file.old_path)}"
+    return str(file.status)
+
+
+def order_files(
+    files: Iterable[FileContext], changed_last: Collection[str] = ()
+) -> list[FileContext]:
+    """Files by path, those in ``changed_last`` after all others (each group by path)."""
+    return sorted(files, key=lambda f: (f.file.path in changed_last, f.file.path))
+
+
+def render_messages(
+    *,
+    change: Change,
+    files: list[FileContext],
+    skipped: list[SkippedFile],
+    instructions: str,
+    extra_context: str = "",
+    agentic: bool = False,
+    changed_last: Collection[str] = (),
+) -> list[dict[str, Any]]:
+    """``[system, user]`` messages for reviewing ``files`` of ``change``.
+
+    ``instructions`` must come from the trusted snapshot (``load_instructions``);
+    ``extra_context`` (definitions and callers found in the repository) is untrusted and
+    fenced like the diff.
+    """
+    ordered = order_files(files, changed_last)
+    title = printable(change.title).strip()
+    description = printable(change.description).strip()
+    extra = printable(extra_context).strip()
+    untrusted = [title, description, extra]
+    for item in ordered:
+        untrusted += [item.file.path, item.file.old_path, item.diff_text, item.context_text]
+    untrusted += [s.path for s in skipped]
+    fence = _Fences(untrusted)
+    views = [
+        {
+            "path": _quoted(item.file.path),
+            "status": _status(item),
+            "language": item.language,
+            "diff": fence(item.diff_text),
+            "context": fence(item.context_text) if item.context_text else None,
+        }
+        for item in ordered
+    ]
+    system = render_template(SYSTEM_TEMPLATE, agentic=agentic)
+    user = render_template(
+        REVIEW_TEMPLATE,
+        instructions=printable(instructions).strip(),
+        files=views,
+        extra=fence(extra) if extra else None,
+        skipped=[{"path": _quoted(s.path), "reason": s.reason} for s in skipped],
+        title=fence(title) if title else None,
+        description=fence(description) if description else None,
+        agentic=agentic,
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def submit_review_tool() -> dict[str, Any]:
+    """The OpenAI ``function`` tool the model answers with."""
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_REVIEW,
+            "description": (
+                "Submit the review: a summary and the findings, each on lines of one file "
+                "of the diff (R labels: side RIGHT; L labels: side LEFT). Call it exactly once."
+            ),
+            "parameters": prompts.submit_review_schema(),
+        },
+    }
+
+
+def overhead_tokens(
+    *,
+    change: Change,
+    skipped: list[SkippedFile],
+    instructions: str,
+    extra_context: str = "",
+    agentic: bool = False,
+) -> int:
+    """Estimated tokens of the prompt without its files, tool schema included.
+
+    ``max_prompt_tokens - overhead_tokens(...)`` is the budget to ``pack`` files into;
+    each packed file adds its ``tokens`` plus ``budget.FILE_OVERHEAD_TOKENS``.
+    """
+    messages = render_messages(
+        change=change,
+        files=[],
+        skipped=skipped,
+        instructions=instructions,
+        extra_context=extra_context,
+        agentic=agentic,
+    )
+    text = "".join(str(m["content"]) for m in messages)
+    return estimate_tokens(text) + estimate_tokens(json.dumps(submit_review_tool()))
