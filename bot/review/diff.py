@@ -11,12 +11,15 @@ GitHub accepts a comment with ``side: RIGHT`` on an added or context line of a h
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-import unidiff
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import Hunk as RawHunk
+from unidiff.patch import PatchedFile, PatchSet
 
 from bot.errors import UsageError
 
@@ -165,8 +168,38 @@ class Diff:
         return sum(f.lines_added + f.lines_deleted for f in self.files)
 
 
+# git prints a path holding a quote, a backslash, a control or a non-ASCII character
+# C-style: "caf\303\251.py". These undo that, byte for byte.
+_QUOTED_ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
+_ESCAPED_BYTES = {
+    b"a": b"\a",
+    b"b": b"\b",
+    b"t": b"\t",
+    b"n": b"\n",
+    b"v": b"\v",
+    b"f": b"\f",
+    b"r": b"\r",
+}
+
+
+def _unescape(match: re.Match[bytes]) -> bytes:
+    code = match.group(1)
+    if len(code) == 3:
+        return bytes([int(code, 8)])
+    return _ESCAPED_BYTES.get(code, code)
+
+
+def _unquote(name: str) -> str:
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    return decode_text(_QUOTED_ESCAPE.sub(_unescape, encode_text(name[1:-1])))
+
+
 def _strip_prefix(name: str | None) -> str | None:
-    if name is None or name == _DEV_NULL:
+    if name is None:
+        return None
+    name = _unquote(name)
+    if name == _DEV_NULL:
         return None
     if name.startswith(("a/", "b/")):
         return name[2:]
@@ -181,7 +214,10 @@ def _split_eol(value: str) -> tuple[str, str]:
     return value, ""
 
 
-def _hunk(raw: unidiff.Hunk) -> Hunk:
+_LINE_KINDS: dict[str, Literal["+", "-", " "]] = {"+": "+", "-": "-", " ": " "}
+
+
+def _hunk(raw: RawHunk) -> Hunk:
     lines: list[DiffLine] = []
     for ln in raw:
         if ln.line_type == "\\":
@@ -190,10 +226,11 @@ def _hunk(raw: unidiff.Hunk) -> Hunk:
                 prev = lines[-1]
                 lines[-1] = DiffLine(prev.kind, prev.old_no, prev.new_no, prev.text, "")
             continue
-        if ln.line_type not in ("+", "-", " "):
+        kind = _LINE_KINDS.get(ln.line_type)
+        if kind is None:
             continue
         text, eol = _split_eol(ln.value)
-        lines.append(DiffLine(ln.line_type, ln.source_line_no, ln.target_line_no, text, eol))
+        lines.append(DiffLine(kind, ln.source_line_no, ln.target_line_no, text, eol))
     return Hunk(
         raw.source_start,
         raw.source_length,
@@ -204,14 +241,17 @@ def _hunk(raw: unidiff.Hunk) -> Hunk:
     )
 
 
-def _file(raw: unidiff.PatchedFile) -> FileDiff:
+def _file(raw: PatchedFile) -> FileDiff:
     old = _strip_prefix(raw.source_file)
     new = _strip_prefix(raw.target_file)
-    if raw.is_added_file:
+    # git says "new file" / "deleted file" in its headers; unidiff's guess from the hunk
+    # (old side empty) would also call a once-empty file "added". Guess only without them.
+    git = any(info.startswith("diff --git ") for info in raw.patch_info or ())
+    if old is None or (not git and raw.is_added_file):
         status = FileStatus.ADDED
-    elif raw.is_removed_file:
+    elif new is None or (not git and raw.is_removed_file):
         status = FileStatus.DELETED
-    elif raw.is_rename:
+    elif old != new:
         status = FileStatus.RENAMED
     elif not len(raw) and not raw.is_binary_file and raw.source_mode != raw.target_mode:
         status = FileStatus.MODE_CHANGED
@@ -233,7 +273,10 @@ def parse_diff(data: bytes | str) -> Diff:
     """Parse a unified diff (``git diff`` output, with or without git headers)."""
     text = decode_text(data) if isinstance(data, bytes) else data
     try:
-        patch = unidiff.PatchSet(text)
-    except unidiff.UnidiffParseError as exc:
+        patch = PatchSet(text)
+    except UnidiffParseError as exc:
         raise UsageError(f"not a unified diff: {exc}") from None
+    if not patch and text.strip():
+        # Anything else (a log, a traceback) would otherwise read as "nothing changed".
+        raise UsageError("not a unified diff: no '---'/'+++' or 'diff --git' header found")
     return Diff([_file(f) for f in patch])
