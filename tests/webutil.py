@@ -134,7 +134,7 @@ class Reply:
 def serve(app: Any) -> Iterator[str]:
     """``app`` on a real threaded werkzeug server on 127.0.0.1; yields ``host:port``."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"127.0.0.1:{server.server_port}"

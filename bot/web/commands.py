@@ -7,13 +7,14 @@ by whitespace; later lines are free text for humans and are not read.
 - ``full``: review the whole pull request, not only what changed since the last review.
 
 Options are case-insensitive. A command with an unknown, repeated or malformed option is
-refused as a whole (the delivery is answered 200 with the reason) rather than run with a
-guess: ``/review efort=low`` must not silently become a ``max`` review. ``/reviewer`` or
-``/review-please`` are not the command.
+refused as a whole (the delivery is answered 200 with the reason, visible in the App's
+delivery log) rather than run with a guess: ``/review efort=low`` must not silently become
+a ``max`` review. ``/reviewer`` or ``/review-please`` are not the command.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.errors import GitNeuralError
@@ -57,11 +58,16 @@ def parse_review_command(body: str | None) -> ReviewCommand | None:
         elif name == "effort":
             raise CommandError(f"effort must be one of {', '.join(EFFORTS)}")
         else:
-            raise CommandError(f"unknown option {_shown(word)} (known: effort=, full)")
+            raise CommandError(f"unknown option {_shown(name, value)} (known: effort=, full)")
     return ReviewCommand(effort=effort, full=full)
 
 
-def _shown(word: str) -> str:
-    # The word is untrusted comment text and ends up in a log line and a JSON answer.
-    cleaned = "".join(c if c.isprintable() else "?" for c in word[:40])
-    return repr(cleaned)
+_NAME = re.compile(r"[a-z]{1,20}")
+
+
+def _shown(name: str, value: str) -> str:
+    # The reason ends up in a log line: name the option only when it is a plain word,
+    # so a token pasted after /review is never echoed.
+    if not _NAME.fullmatch(name):
+        return "(not shown)"
+    return f"'{name}=…'" if value else f"'{name}'"
