@@ -34,6 +34,9 @@ __all__ = [
 MAX_SOURCE_BYTES = 1_000_000
 #: Context lines per file; what is beyond is cut with a visible note.
 MAX_CONTEXT_LINES = 400
+#: A unit is shown only if it adds this many lines the diff does not show: the hunk
+#: header usually names the function already.
+_MIN_NEW_LINES = 3
 
 
 @dataclass
@@ -123,15 +126,15 @@ def render_context(file: FileDiff, source: str) -> str:
     blocks: list[str] = []
     used = 0
     for start, end, name in _merge(ranges):
-        if all(n in shown for n in range(start, end + 1)):
-            continue  # the whole unit is in the diff already
+        if sum(1 for n in range(start, end + 1) if n not in shown) < _MIN_NEW_LINES:
+            continue  # (nearly) the whole unit is in the diff already
         if used + end - start + 1 > MAX_CONTEXT_LINES:
             blocks.append(f"[more enclosing code cut: over {MAX_CONTEXT_LINES} lines]")
             break
         used += end - start + 1
         width = len(str(end))
         body = "\n".join(f"{n:>{width}}| {src[n - 1]}" for n in range(start, end + 1))
-        blocks.append(f"lines {start}-{end} ({name}):\n{body}")
+        blocks.append(f"lines {start}-{end}: {name}\n{body}")
     return "\n\n".join(blocks)
 
 
