@@ -1,0 +1,326 @@
+"""Model text made safe to show: on GitHub (markdown) and in a terminal.
+
+:func:`sanitize_markdown` applies, outside code:
+
+- **mentions**: ``@user`` and ``@org/team`` get a zero-width joiner (U+200D) after the
+  ``@``. It is invisible, so the text reads the same, and GitHub no longer sees a
+  mention, whatever markdown surrounds it (backticks could be unbalanced by a crafted
+  neighbour; a joiner cannot). HTML entities for ``@`` are decoded first so that
+  ``&#64;user`` gets the same treatment. E-mail addresses are left alone (GitHub does
+  not read ``a@b.org`` as a mention) and so are URLs GitHub turns into links.
+- **HTML comments** (and declarations, processing instructions, CDATA) are removed, so
+  nothing can imitate GitNeural's hidden ``<!-- gitneural ... -->`` markers; inside code,
+  where they show as text, ``<!-- gitneural`` gets a zero-width joiner after ``<!``.
+- **images** become links: ``![alt](url)`` -> ``[alt](url)``, ``<img src alt>`` ->
+  ``[alt](src)``: GitHub would fetch an image for every reader (a tracking pixel).
+- **raw HTML**: only :data:`SAFE_TAGS` stay (without attributes, and not alone on a line,
+  where they would open an HTML block); other HTML elements are removed (their text
+  stays); other tag-like text (``Vec<T>``) is escaped so that it reads literally.
+
+Code is left alone: fenced blocks always, inline code spans when GitHub is sure to read
+them as code. The result is then rendered with GitHub's own parser
+(:mod:`bot.render.markdown_check`); if anything could still ping, load an image or hide
+a comment, stricter passes follow (inline code treated as text, then everything), down
+to a last resort that escapes every ``<`` and ``@``.
+
+Finally the text is cut to ``limit`` characters with a visible note, never inside a code
+span, and closing a fenced block cut short.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from urllib.parse import quote
+
+from bot.render.markdown_check import markdown_problem
+from bot.review.diff import printable
+from bot.review.suggestions import replacement_lines
+
+ZWJ = "\u200d"
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: Inline tags kept (attributes dropped): they format text and cannot load or hide anything.
+SAFE_TAGS = frozenset({"b", "i", "em", "strong", "code", "kbd", "sub", "sup", "br", "s"})
+
+
+#: Tag names removed as HTML; any other ``<name ...>`` is shown literally.
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_HTML_ELEMENTS = _names(
+    "a abbr address article aside audio base bdi bdo blockquote body button canvas caption "
+    "center cite col colgroup data datalist dd del details dfn dialog dir div dl dt "
+    "embed fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 "
+    "head header hr html iframe img input ins label legend li link main map mark marquee "
+    "menu meta meter nav noembed noframes noscript object ol optgroup option output p "
+    "param picture plaintext pre progress q rp rt ruby samp script search section select "
+    "slot small source span strike style summary svg table tbody td template textarea "
+    "tfoot th thead time title tr track tt u ul var video wbr xmp math"
+)
+
+_TAG = r"[A-Za-z][A-Za-z0-9-]*"
+_ATTR = r"""(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)"""
+_INLINE_HTML = re.compile(
+    rf"<!--(?:-?>|[\s\S]*?-->)|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>|<![A-Za-z][^>]*>"
+    rf"|<(?P<open>{_TAG}){_ATTR}*\s*/?>|</(?P<close>{_TAG})\s*>"
+)
+_AUTOLINK = re.compile(
+    r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>"
+    r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?>"
+)
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$", re.MULTILINE)
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_AT_ENTITY = re.compile(r"&#0*64;|&#[xX]0*40;|&commat;")
+# GitHub autolinks these (so a mention inside is link text): scheme or www., after a
+# line start, a blank or one of * _ ~ (.
+_URL = re.compile(r"(?<![^\s*_~(])(?:https?://|www\.)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+[^\s<]*")
+_MENTION_AT = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
+_MARKER = re.compile(r"<!(?=--\s*gitneural)", re.IGNORECASE)
+_SRC = re.compile(r"""\ssrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
+_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
+_EMPTY_IMAGE = re.compile(r"!\[\s*\]\(")
+
+# A piece of output: (kind, text); kind "text" (sanitised), "code" (a code span) or
+# "fence" (a whole fenced block). Only "text" may be cut anywhere.
+Piece = tuple[str, str]
+
+
+def _neutralise_mentions(text: str) -> str:
+    out: list[str] = []
+    last = 0
+    for url in _URL.finditer(text):
+        out.append(_MENTION_AT.sub("@" + ZWJ, text[last : url.start()]))
+        out.append(url.group())
+        last = url.end()
+    out.append(_MENTION_AT.sub("@" + ZWJ, text[last:]))
+    return "".join(out)
+
+
+def _text(text: str) -> str:
+    """Plain text between code and tags: escape stray ``<``, un-image, de-mention."""
+    text = _AT_ENTITY.sub("@", text).replace("<", "&lt;")
+    text = _EMPTY_IMAGE.sub("[image](", text)
+    while "![" in text:
+        text = text.replace("![", "[")
+    return _neutralise_mentions(text)
+
+
+def _attr(pattern: re.Pattern[str], tag: str) -> str | None:
+    match = pattern.search(tag)
+    return None if match is None else next(g for g in match.groups() if g is not None)
+
+
+def _image_link(tag: str) -> str:
+    src = _attr(_SRC, tag)
+    if not src:
+        return ""
+    alt = html.unescape(_attr(_ALT, tag) or "").strip() or "image"
+    alt = _text(alt.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]"))
+    url = quote(html.unescape(src), safe=":/?#@!$&'*+,;=%~")
+    return f"[{alt}]({url})"
+
+
+def _alone_on_line(source: str, start: int, end: int) -> bool:
+    """Whether a tag fills its line (after at most 3 spaces): it would open an HTML block."""
+    line_start = source.rfind("\n", 0, start) + 1
+    line_end = source.find("\n", end)
+    before = source[line_start:start]
+    after = source[end:] if line_end < 0 else source[end:line_end]
+    return len(before) <= 3 and not before.strip(" ") and not after.strip()
+
+
+def _html(match: re.Match[str], source: str) -> Piece:
+    token = match.group()
+    name = (match.group("open") or match.group("close") or "").lower()
+    if not name:
+        return ("text", "")  # comment, declaration, processing instruction, CDATA
+    if name == "img":
+        return ("text", _image_link(token))
+    if name in SAFE_TAGS:
+        if _alone_on_line(source, match.start(), match.end()):
+            return ("text", "")
+        return ("text", f"</{name}>" if match.group("close") else f"<{name}>")
+    if name in _HTML_ELEMENTS:
+        return ("text", "")
+    return ("text", _text(token))
+
+
+def _code_span_end(source: str, start: int, run: int, tables: bool) -> int | None:
+    """Where the code span opened by ``run`` backticks at ``start`` ends, if it is one.
+
+    Spans over a line break or (in a text with a table) holding a ``|`` are refused:
+    a block boundary or a table cell may cut them in GitHub's reading.
+    """
+    closer = re.compile(rf"(?<!`)`{{{run}}}(?!`)")
+    found = closer.search(source, start + run)
+    if found is None:
+        return None
+    inner = source[start + run : found.start()]
+    if "\n" in inner or (tables and "|" in inner):
+        return None
+    return found.end()
+
+
+def _inline(source: str, code_spans: bool) -> list[Piece]:
+    """Tokenise prose left to right as CommonMark does: escapes, code spans, HTML."""
+    pieces: list[Piece] = []
+    plain: list[str] = []
+    tables = bool(_TABLE_DELIMITER.search(source))
+
+    def flush() -> None:
+        if plain:
+            pieces.append(("text", _text("".join(plain))))
+            plain.clear()
+
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "\\" and i + 1 < n and source[i + 1] in _ASCII_PUNCT:
+            plain.append(source[i : i + 2])
+            i += 2
+        elif ch == "`":
+            run = len(source[i:]) - len(source[i:].lstrip("`"))
+            end = _code_span_end(source, i, run, tables) if code_spans else None
+            if end is None:
+                plain.append(source[i : i + run])
+                i += run
+            else:
+                flush()
+                pieces.append(("code", _MARKER.sub("<!" + ZWJ, source[i:end])))
+                i = end
+        elif ch == "<" and (m := _AUTOLINK.match(source, i) or _INLINE_HTML.match(source, i)):
+            flush()
+            if m.re is _AUTOLINK:
+                pieces.append(("code", m.group()))
+            else:
+                pieces.append(_html(m, source))
+            i = m.end()
+        else:
+            plain.append(ch)
+            i += 1
+    flush()
+    return pieces
+
+
+def _blocks(text: str) -> list[tuple[bool, str]]:
+    """Split into (is_fenced_code, text) by CommonMark's fence rules."""
+    blocks: list[tuple[bool, str]] = []
+    current: list[str] = []
+    fence: tuple[str, int] | None = None
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        ending = "\n" if number < len(lines) - 1 else ""
+        if fence is None:
+            opened = _FENCE_OPEN.fullmatch(line)
+            if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+                blocks.append((False, "".join(current)))
+                current = []
+                fence = (opened.group(1)[0], len(opened.group(1)))
+        elif re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{fence[1]},}}[ \t]*", line):
+            current.append(line + ending)
+            blocks.append((True, "".join(current)))
+            current, fence = [], None
+            continue
+        current.append(line + ending)
+    blocks.append((fence is not None, "".join(current)))
+    return [(code, body) for code, body in blocks if body]
+
+
+def _pieces(text: str, level: int) -> list[Piece]:
+    """Level 0: code left alone; 1: inline code treated as text; 2: all treated as text."""
+    pieces: list[Piece] = []
+    for is_fence, body in _blocks(text):
+        if is_fence and level < 2:
+            pieces.append(("fence", _MARKER.sub("<!" + ZWJ, body)))
+        else:
+            pieces.extend(_inline(body, code_spans=level == 0))
+    return pieces
+
+
+def _cut_fence(body: str, room: int) -> tuple[str, int]:
+    """The first lines of a fenced block that fit in ``room``, closed again; lines kept."""
+    opener = _FENCE_OPEN.match(body)
+    closing = (opener.group(1) if opener else "```") + "\n"
+    kept = ""
+    for line in body.split("\n")[:-1]:
+        if len(kept) + len(line) + 1 + len(closing) > room:
+            break
+        kept += line + "\n"
+    return (kept + closing, len(kept)) if kept else ("", 0)
+
+
+def _truncate(pieces: list[Piece], limit: int) -> str:
+    text = "".join(body for _, body in pieces)
+    total = len(text)
+    if total <= limit:
+        return text
+
+    def note(omitted: int) -> str:
+        return f"\n\n… (truncated by GitNeural: {omitted} of {total} characters not shown)"
+
+    budget = limit - len(note(total))
+    if budget <= 0:
+        return text[:limit]
+    out: list[str] = []
+    kept = 0  # characters of the input kept
+    for kind, body in pieces:
+        room = budget - sum(map(len, out))
+        if len(body) <= room:
+            out.append(body)
+            kept += len(body)
+            continue
+        if kind == "text":
+            out.append(body[: max(room, 0)])
+            kept += max(room, 0)
+        elif kind == "fence":
+            cut, length = _cut_fence(body, room)
+            out.append(cut)
+            kept += length
+        break
+    return "".join(out) + note(total - kept)
+
+
+def _last_resort(text: str, limit: int) -> str:
+    text = _AT_ENTITY.sub("@", text).replace("<", "&lt;").replace("@", "@" + ZWJ)
+    while "![" in text:
+        text = text.replace("![", "[")
+    return _truncate([("text", text)], limit)
+
+
+def sanitize_markdown(text: str, *, limit: int) -> str:
+    """Model text made safe to post on GitHub, at most ``limit`` characters."""
+    text = printable(text).replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    for level in (0, 1, 2):
+        out = _truncate(_pieces(text, level), limit)
+        if markdown_problem(out, SAFE_TAGS) is None:
+            return out
+    return _last_resort(text, limit)
+
+
+def suggestion_fence(code: str) -> str:
+    """A ```suggestion block replacing the commented lines with ``code``.
+
+    The fence is longer than any run of backticks in ``code``, so code holding a fence
+    of its own cannot end the block early.
+    """
+    lines = replacement_lines(code)
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}suggestion\n" + "".join(line + "\n" for line in lines) + fence
+
+
+def terminal_text(text: str) -> str:
+    """Text safe to print to a terminal: no undecodable bytes, no control sequences.
+
+    Model output is untrusted: an ESC sequence in it could rewrite the screen or the
+    window title, and bidirectional overrides could make text read differently from
+    what it is. Tabs and newlines stay; other control characters become U+FFFD.
+    """
+    clean = printable(text).replace("\r\n", "\n")
+    return "".join(
+        "\ufffd" if ch in _BIDI or (ch not in "\n\t" and unicodedata.category(ch) == "Cc") else ch
+        for ch in clean
+    )
