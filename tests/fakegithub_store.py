@@ -1,0 +1,418 @@
+"""State of the fake GitHub: installations, tokens, repositories, pull requests, and the
+objects GitNeural posts (reviews, comments, check runs, reactions), plus the request log
+and the fault queues. Everything is guarded by one lock because werkzeug serves requests
+on threads while the test thread calls helpers.
+
+Objects are stored in the JSON shape GitHub answers with, so the routes only filter and
+paginate them. URLs inside them are built from the server's own host and port, which
+PyGithub asserts.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+Json = dict[str, Any]
+DOCS = "https://docs.github.com/rest"
+RATE_LIMIT = 5000
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Token:
+    value: str
+    installation_id: int
+    expires_at: float
+    #: Repositories the token was narrowed to when minted (None: all of the installation's).
+    repos: frozenset[str] | None = None
+
+
+@dataclass
+class Installation:
+    id: int
+    account: str
+    #: Primary rate limit bucket of this installation.
+    remaining: int = RATE_LIMIT
+    reset_at: float = field(default_factory=lambda: time.time() + 3600)
+
+
+@dataclass
+class Pull:
+    number: int
+    id: int
+    head_ref: str
+    base_ref: str
+    title: str
+    body: str
+    user: str
+    draft: bool
+    created_at: float
+    state: str = "open"
+    updated_at: float = 0.0
+    closed_at: float | None = None
+
+
+@dataclass
+class Repo:
+    full_name: str
+    id: int
+    path: Path
+    installation_id: int
+    default_branch: str
+    private: bool
+    created_at: float
+    pulls: dict[int, Pull] = field(default_factory=dict)
+    next_number: int = 1
+    #: login -> "admin" | "write" | "read" | "none" for the collaborator permission API.
+    permissions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def owner(self) -> str:
+        return self.full_name.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/", 1)[1]
+
+    def git(self) -> pygit2.Repository:
+        return pygit2.Repository(str(self.path))
+
+
+@dataclass
+class Fault:
+    method: str
+    path: str
+    status: int
+    headers: dict[str, str]
+    body: Any
+    times: int
+    #: Run the real handler first (the write happens), then answer with the fault.
+    apply: bool = False
+    delay: float = 0.0
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method not in ("*", method):
+            return False
+        return fnmatch.fnmatchcase(path, self.path) if "*" in self.path else path == self.path
+
+
+@dataclass
+class RequestRecord:
+    """One request as the fake saw it. ``headers`` never holds Authorization."""
+
+    method: str
+    #: API path without the API prefix (``/repos/o/r/pulls/1``), or the raw path for git.
+    path: str
+    kind: str  # "api" | "git" | "web" | "control"
+    query: dict[str, str]
+    json: Any
+    headers: dict[str, str]
+    #: "app" (JWT), "installation:<id>", "anonymous", or "invalid".
+    auth: str = "anonymous"
+    installation_id: int | None = None
+    status: int = 0
+    #: Why this request writes to a repository or approves, if it does.
+    forbidden: str | None = None
+    #: The status the fault queue answered with, if a fault was injected.
+    fault: int | None = None
+    applied: bool = True
+    time: float = field(default_factory=time.time)
+
+    def to_json(self) -> Json:
+        return asdict(self)
+
+
+class Store:
+    def __init__(self, root: Path, *, app_id: int, app_slug: str, private_key_pem: str) -> None:
+        self.root = root
+        self.lock = threading.RLock()
+        self.app_id = app_id
+        self.app_slug = app_slug
+        self.private_key_pem = private_key_pem
+        self.token_lifetime = 3600.0
+        self.web_url = ""
+        self.api_url = ""
+        self.installations: dict[int, Installation] = {}
+        self.tokens: dict[str, Token] = {}
+        self.repos: dict[str, Repo] = {}
+        self.reviews: dict[int, Json] = {}
+        self.review_comments: dict[int, Json] = {}
+        self.issue_comments: dict[int, Json] = {}
+        self.check_runs: dict[int, Json] = {}
+        self.reactions: dict[int, Json] = {}
+        self.log: list[RequestRecord] = []
+        self.faults: list[Fault] = []
+        self._ids = itertools.count(1001)
+        self._user_ids: dict[str, int] = {}
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.app_slug}[bot]"
+
+    def next_id(self) -> int:
+        with self.lock:
+            return next(self._ids)
+
+    # -- users and URLs -----------------------------------------------------------------
+
+    def user(self, login: str) -> Json:
+        with self.lock:
+            uid = self._user_ids.setdefault(login, 5000 + len(self._user_ids))
+        return {
+            "login": login,
+            "id": uid,
+            "node_id": f"U_{uid}",
+            "type": "Bot" if login.endswith("[bot]") else "User",
+            "site_admin": False,
+            "avatar_url": f"{self.web_url}/avatars/{login}",
+            "url": f"{self.api_url}/users/{login}",
+            "html_url": f"{self.web_url}/{login}",
+        }
+
+    def repo_url(self, repo: Repo) -> str:
+        return f"{self.api_url}/repos/{repo.full_name}"
+
+    def clone_url(self, repo: Repo) -> str:
+        return f"{self.web_url}/{repo.full_name}.git"
+
+    # -- tokens -------------------------------------------------------------------------
+
+    def mint_token(self, installation_id: int, repos: frozenset[str] | None) -> Token:
+        token = Token(
+            value="ghs_" + secrets.token_urlsafe(27).replace("-", "A").replace("_", "B")[:36],
+            installation_id=installation_id,
+            expires_at=time.time() + self.token_lifetime,
+            repos=repos,
+        )
+        with self.lock:
+            self.tokens[token.value] = token
+        return token
+
+    def valid_token(self, value: str) -> Token | None:
+        with self.lock:
+            token = self.tokens.get(value)
+        if token is None or token.expires_at <= time.time():
+            return None
+        return token
+
+    def token_allows(self, token: Token, repo: Repo) -> bool:
+        if token.installation_id != repo.installation_id:
+            return False
+        return token.repos is None or repo.name in token.repos
+
+    # -- faults -------------------------------------------------------------------------
+
+    def take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.times > 0 and fault.matches(method, path):
+                    fault.times -= 1
+                    if fault.times == 0:
+                        self.faults.remove(fault)
+                    return fault
+        return None
+
+    # -- repository lookups -------------------------------------------------------------
+
+    def repo(self, full_name: str) -> Repo:
+        with self.lock:
+            try:
+                return self.repos[full_name]
+            except KeyError:
+                raise KeyError(f"fake GitHub has no repository {full_name!r}") from None
+
+    def pull(self, full_name: str, number: int) -> Pull:
+        repo = self.repo(full_name)
+        with self.lock:
+            try:
+                return repo.pulls[number]
+            except KeyError:
+                raise KeyError(f"{full_name} has no pull request #{number}") from None
+
+    def ref_sha(self, repo: Repo, ref: str) -> str | None:
+        try:
+            return str(repo.git().references[ref].resolve().target)
+        except KeyError:
+            return None
+
+    def head_sha(self, repo: Repo, pull: Pull) -> str:
+        sha = self.ref_sha(repo, f"refs/pull/{pull.number}/head")
+        assert sha is not None
+        return sha
+
+    def base_sha(self, repo: Repo, pull: Pull) -> str:
+        sha = self.ref_sha(repo, f"refs/heads/{pull.base_ref}")
+        assert sha is not None, f"base branch {pull.base_ref} is gone"
+        return sha
+
+    # -- JSON shapes --------------------------------------------------------------------
+
+    def repo_json(self, repo: Repo) -> Json:
+        url = self.repo_url(repo)
+        return {
+            "id": repo.id,
+            "node_id": f"R_{repo.id}",
+            "name": repo.name,
+            "full_name": repo.full_name,
+            "owner": self.user(repo.owner),
+            "private": repo.private,
+            "visibility": "private" if repo.private else "public",
+            "fork": False,
+            "archived": False,
+            "disabled": False,
+            "html_url": f"{self.web_url}/{repo.full_name}",
+            "url": url,
+            "pulls_url": f"{url}/pulls{{/number}}",
+            "clone_url": self.clone_url(repo),
+            "git_url": f"git://{self.web_url.split('://', 1)[1]}/{repo.full_name}.git",
+            "ssh_url": f"git@{self.web_url.split('://', 1)[1]}:{repo.full_name}.git",
+            "default_branch": repo.default_branch,
+            "created_at": iso(repo.created_at),
+            "updated_at": iso(repo.created_at),
+            "pushed_at": iso(time.time()),
+            "permissions": {"admin": False, "maintain": False, "push": False, "pull": True},
+        }
+
+    def pull_json(self, repo: Repo, pull: Pull) -> Json:
+        url = f"{self.repo_url(repo)}/pulls/{pull.number}"
+        html = f"{self.web_url}/{repo.full_name}/pull/{pull.number}"
+        repo_json = self.repo_json(repo)
+        head_sha = self.head_sha(repo, pull)
+        return {
+            "id": pull.id,
+            "node_id": f"PR_{pull.id}",
+            "number": pull.number,
+            "url": url,
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "issue_url": f"{self.repo_url(repo)}/issues/{pull.number}",
+            "comments_url": f"{self.repo_url(repo)}/issues/{pull.number}/comments",
+            "review_comments_url": f"{url}/comments",
+            "commits_url": f"{url}/commits",
+            "statuses_url": f"{self.repo_url(repo)}/statuses/{head_sha}",
+            "state": pull.state,
+            "locked": False,
+            "draft": pull.draft,
+            "title": pull.title,
+            "body": pull.body,
+            "user": self.user(pull.user),
+            "author_association": "CONTRIBUTOR",
+            "labels": [],
+            "assignees": [],
+            "requested_reviewers": [],
+            "requested_teams": [],
+            "created_at": iso(pull.created_at),
+            "updated_at": iso(pull.updated_at or pull.created_at),
+            "closed_at": iso(pull.closed_at) if pull.closed_at else None,
+            "merged_at": None,
+            "merged": False,
+            "mergeable": True,
+            "merge_commit_sha": None,
+            "head": {
+                "label": f"{repo.owner}:{pull.head_ref}",
+                "ref": pull.head_ref,
+                "sha": head_sha,
+                "user": self.user(repo.owner),
+                "repo": repo_json,
+            },
+            "base": {
+                "label": f"{repo.owner}:{pull.base_ref}",
+                "ref": pull.base_ref,
+                "sha": self.base_sha(repo, pull),
+                "user": self.user(repo.owner),
+                "repo": repo_json,
+            },
+            "_links": {
+                "self": {"href": url},
+                "html": {"href": html},
+                "issue": {"href": f"{self.repo_url(repo)}/issues/{pull.number}"},
+                "comments": {"href": f"{self.repo_url(repo)}/issues/{pull.number}/comments"},
+                "review_comments": {"href": f"{url}/comments"},
+                "commits": {"href": f"{url}/commits"},
+            },
+        }
+
+    def commit_json(self, repo: Repo, sha: str) -> Json:
+        commit = repo.git()[sha].peel(pygit2.Commit)
+        url = f"{self.repo_url(repo)}/commits/{commit.id}"
+
+        def person(sig: pygit2.Signature) -> Json:
+            return {"name": sig.name, "email": sig.email, "date": iso(sig.time)}
+
+        return {
+            "sha": str(commit.id),
+            "node_id": f"C_{commit.id}",
+            "url": url,
+            "html_url": f"{self.web_url}/{repo.full_name}/commit/{commit.id}",
+            "commit": {
+                "message": commit.message,
+                "author": person(commit.author),
+                "committer": person(commit.committer),
+                "tree": {"sha": str(commit.tree_id), "url": f"{url}/tree"},
+                "url": f"{self.repo_url(repo)}/git/commits/{commit.id}",
+            },
+            "author": None,
+            "committer": None,
+            "parents": [
+                {"sha": str(p), "url": f"{self.repo_url(repo)}/commits/{p}"}
+                for p in commit.parent_ids
+            ],
+        }
+
+    def installation_json(self, inst: Installation) -> Json:
+        return {
+            "id": inst.id,
+            "account": self.user(inst.account),
+            "app_id": self.app_id,
+            "app_slug": self.app_slug,
+            "target_type": "Organization",
+            "repository_selection": "selected",
+            "access_tokens_url": f"{self.api_url}/app/installations/{inst.id}/access_tokens",
+            "repositories_url": f"{self.api_url}/installation/repositories",
+            "html_url": f"{self.web_url}/settings/installations/{inst.id}",
+            "permissions": {
+                "pull_requests": "write",
+                "issues": "write",
+                "checks": "write",
+                "contents": "read",
+                "metadata": "read",
+            },
+            "events": ["pull_request", "issue_comment"],
+            "created_at": iso(time.time()),
+            "updated_at": iso(time.time()),
+        }
+
+    def filtered_log(
+        self, method: str | None = None, path: str | None = None, kind: str | None = None
+    ) -> list[RequestRecord]:
+        with self.lock:
+            records = list(self.log)
+        return [
+            r
+            for r in records
+            if (method is None or r.method == method.upper())
+            and (kind is None or r.kind == kind)
+            and (path is None or fnmatch.fnmatchcase(r.path, path))
+        ]
+
+
+def clean_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Request headers as logged: lower-case names, never the credentials."""
+    return {
+        k.lower(): v for k, v in headers.items() if k.lower() not in ("authorization", "cookie")
+    }
