@@ -41,31 +41,31 @@ def over_budget(tokens: int) -> str:
 def pack(items: list[FileContext], budget: int) -> tuple[list[FileContext], list[SkippedFile]]:
     """The files that fit in ``budget`` tokens, in their given order, and the rest skipped.
 
-    Coverage comes before depth: first every file's bare diff is admitted in order while
-    it fits, then the remaining budget grows admitted files back to their full context,
-    again in order. A file that does not fit even bare is skipped with its size, so the
-    user knows why and by how much.
+    Coverage comes before depth. First the bare diffs are admitted smallest first, which
+    reviews as many files as the budget allows (and never fewer for a larger budget);
+    then the remaining budget grows admitted files back to their full context, in the
+    given order. A file that does not fit even bare is skipped with its size, so the user
+    knows why and by how much. Both lists keep the given order.
     """
+    slim = [item.bare() if item.context_text else item for item in items]
+    cost = [s.tokens + FILE_OVERHEAD_TOKENS for s in slim]
     remaining = budget
-    bare: list[FileContext | None] = []
-    skipped: list[SkippedFile] = []
-    for item in items:
-        slim = item.bare() if item.context_text else item
-        cost = slim.tokens + FILE_OVERHEAD_TOKENS
-        if cost <= remaining:
-            remaining -= cost
-            bare.append(slim)
-        else:
-            bare.append(None)
-            skipped.append(SkippedFile(item.file.path, over_budget(cost)))
+    admitted: set[int] = set()
+    for i in sorted(range(len(items)), key=lambda i: (cost[i], i)):
+        if cost[i] > remaining:
+            break  # every later file is at least as large
+        remaining -= cost[i]
+        admitted.add(i)
     packed: list[FileContext] = []
-    for item, admitted in zip(items, bare, strict=True):
-        if admitted is None:
+    skipped: list[SkippedFile] = []
+    for i, item in enumerate(items):
+        if i not in admitted:
+            skipped.append(SkippedFile(item.file.path, over_budget(cost[i])))
             continue
-        extra = item.tokens - admitted.tokens
-        if item is not admitted and extra <= remaining:
+        extra = item.tokens - slim[i].tokens
+        if item is not slim[i] and extra <= remaining:
             remaining -= extra
             packed.append(item)
         else:
-            packed.append(admitted)
+            packed.append(slim[i])
     return packed, skipped
