@@ -1,0 +1,270 @@
+"""The secret formats GitNeural redacts, and which of them it reports.
+
+Precision matters more than recall here: every report is a ``critical`` finding on a
+pull request, and a reviewer who sees one false alarm learns to ignore the next. So:
+
+* Formats with a vendor prefix (GitHub, AWS key ids, Slack, GitLab, Stripe, …) are
+  always redacted and reported; the prefix makes a false positive very unlikely.
+  The vendor-specific patterns come from ``detect-secrets``; GitHub, AWS, Slack and
+  ``sk-`` keys use our own, with word boundaries, so a longer token is redacted whole.
+* A value assigned to a secret-sounding name (``api_key = "…"``) is reported only when
+  it looks random (length, character mix, Shannon entropy) and is not a placeholder.
+  We use no free-floating high-entropy detector: lock-file hashes, UUIDs and base64 test
+  data would drown real findings.
+* A password inside a URL is always redacted but reported only when it looks random
+  and the host is not a local or documentation host (``postgres:postgres@localhost``
+  is everywhere in test configs).
+* JSON Web Tokens are not matched: example tokens fill test suites and documentation.
+
+Private key blocks span lines, so ``bot.review.redact`` finds them itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from detect_secrets.filters.heuristic import (
+    is_potential_uuid,
+    is_sequential_string,
+    is_templated_secret,
+)
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One format.
+
+    Regexes start with a literal where they can: ``re`` then skips ahead with a fast
+    substring search, which keeps a scan of a large diff well under a second. Checks
+    that would need a leading look-behind are done in ``classify`` instead.
+    """
+
+    kind: str
+    regex: re.Pattern[str]
+    #: The group holding the secret (0: the whole match); only that span is redacted.
+    group: int = 0
+    #: The kind of a match, or None when it is not a secret after all.
+    classify: Callable[[re.Match[str]], str | None] | None = None
+    #: Whether a match is certain enough to be reported as a finding.
+    report: Callable[[re.Match[str]], bool] | None = None
+
+    def kind_of(self, match: re.Match[str]) -> str | None:
+        return self.kind if self.classify is None else self.classify(match)
+
+
+_PLACEHOLDER_WORDS = (
+    "example",
+    "sample",
+    "dummy",
+    "fake",
+    "placeholder",
+    "changeme",
+    "change_me",
+    "your",
+    "xxxx",
+    "****",
+    "redacted",
+    "test",
+    "secret",
+    "password",
+    "token",
+)
+
+
+def shannon_entropy(value: str) -> float:
+    if not value:
+        return 0.0
+    length = len(value)
+    return -sum((n / length) * math.log2(n / length) for n in (value.count(c) for c in set(value)))
+
+
+def _decoded(value: str) -> str:
+    """``value`` decoded if it is base64 of printable text (``"bm90IG15…"``), else ``""``."""
+    if len(value) % 4 or not _BASE64.fullmatch(value):
+        return ""
+    try:
+        text = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return ""
+    return text if text.isprintable() else ""
+
+
+def _is_placeholder(value: str) -> bool:
+    lowered = value.lower() + "\n" + _decoded(value).lower()
+    return (
+        is_templated_secret(value)
+        or value.startswith(("$", "%", "{{", "<"))
+        or any(word in lowered for word in _PLACEHOLDER_WORDS)
+        or is_sequential_string(value)
+        or is_potential_uuid(value)
+    )
+
+
+def looks_random(value: str) -> bool:
+    """A credential-like value: long enough, mixed characters, high entropy.
+
+    The entropy floor grows with the length because a short string cannot reach a high
+    entropy: 20 random base62 characters score about 4.0 bits, 40 about 4.8.
+    """
+    if len(value) < 20 or _is_placeholder(value) or _DOTTED_NAME.fullmatch(value):
+        return False
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+        )
+    )
+    if classes < 2 or sum(c.isdigit() for c in value) < 2:
+        return False
+    floor = min(4.2, 0.85 * math.log2(len(value)))
+    return shannon_entropy(value) >= floor
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+#: ``module.Class`` in an annotation or an import-like value, not a credential.
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
+_SECRET_NAME = re.compile(
+    r"(?:api[_.\-]?key|apikey|secret|client[_.\-]?secret|access[_.\-]?token|auth[_.\-]?token"
+    r"""|api[_.\-]?token|password|passwd|private[_.\-]?key)[\]"'`]?[ \t]*:?$"""
+)
+_AWS_SECRET_NAME = re.compile(r"""aws[\w.\-]*secret[_.\-]?(?:access[_.\-]?)?key[\]"'`]?[ \t]*:?$""")
+# An assignment (`=`, `:=`, `:`, `=>`) of a value, quoted or not, up to a delimiter.
+_ASSIGNED_VALUE = re.compile(
+    r"""(?:=>?|:)[ \t]*b?["'`]?([A-Za-z0-9+/=_\-.~!@#%^&*]{20,200})(?=["'`\s,;)]|$)""",
+    re.MULTILINE,
+)
+_LOCAL_HOST = re.compile(
+    r"@(?:localhost|127\.|0\.0\.0\.0|\[::1\]|[\w.-]*example\.(?:com|org|net)|host\b|[\w-]+:\d)",
+    re.IGNORECASE,
+)
+
+
+def _after_token_boundary(match: re.Match[str]) -> bool:
+    """The match does not continue a longer word to its left."""
+    start = match.start()
+    return start == 0 or not _TOKEN_CHAR.match(match.string, start - 1)
+
+
+def _plain(kind: str) -> Callable[[re.Match[str]], str | None]:
+    return lambda m: kind if _after_token_boundary(m) else None
+
+
+def _aws_key_id(match: re.Match[str]) -> str | None:
+    start = match.start()
+    if start and match.string[start - 1].isalnum() and match.string[start - 1].isupper():
+        return None
+    if start and match.string[start - 1].isdigit():
+        return None
+    # AWS documents AKIAIOSFODNN7EXAMPLE; it is in countless tests and READMEs.
+    return "AWS access key" if "EXAMPLE" not in match.group() else None
+
+
+def _sk_key(match: re.Match[str]) -> str | None:
+    body = match.group()[3:]
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    random_enough = mixed and sum(c.isdigit() for c in body) >= 3
+    return "API key" if random_enough and _after_token_boundary(match) else None
+
+
+def _name_before(match: re.Match[str]) -> str:
+    """Up to 80 characters left of the assignment, on its line, lowercased."""
+    start = match.start()
+    line_start = match.string.rfind("\n", max(0, start - 80), start) + 1
+    return match.string[max(line_start, start - 80) : start].lower()
+
+
+def _assignment(match: re.Match[str]) -> str | None:
+    # The name check is cheaper than looks_random and rejects almost every candidate.
+    name = _name_before(match)
+    value = match.group(1)
+    if len(value) == 40 and _AWS_SECRET_NAME.search(name):
+        return "AWS secret key" if "EXAMPLE" not in value and looks_random(value) else None
+    return "hard-coded secret" if _SECRET_NAME.search(name) and looks_random(value) else None
+
+
+def _url_password(match: re.Match[str]) -> str | None:
+    value = match.group(1)
+    return None if _is_placeholder(value) or value.lower() in {"pass", "pwd"} else "password in URL"
+
+
+def _url_password_reportable(match: re.Match[str]) -> bool:
+    return looks_random(match.group(1)) and not _LOCAL_HOST.match(match.string, match.end(1))
+
+
+def _ours() -> list[SecretPattern]:
+    token_end = r"(?![A-Za-z0-9_\-])"  # noqa: S105 (a regex, not a password)
+    return [
+        SecretPattern(
+            "GitHub token",
+            re.compile(
+                r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{40,240})" + token_end
+            ),
+            classify=_plain("GitHub token"),
+        ),
+        SecretPattern(
+            "AWS access key",
+            re.compile(r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+            classify=_aws_key_id,
+        ),
+        SecretPattern(
+            "Slack token",
+            re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,250}" + token_end),
+            classify=_plain("Slack token"),
+        ),
+        SecretPattern(
+            "Slack webhook",
+            re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/T[A-Za-z0-9_/]{20,}"),
+        ),
+        SecretPattern(
+            "API key",
+            re.compile(r"sk-(?:[a-z]{2,8}-)?[A-Za-z0-9_\-]{32,200}" + token_end),
+            classify=_sk_key,
+        ),
+        SecretPattern(
+            "password in URL",
+            re.compile(r"://[^\s:/@?#'\"]+:([^\s:/@?#'\"{}$%<>]{3,})@"),
+            group=1,
+            classify=_url_password,
+            report=_url_password_reportable,
+        ),
+        # One scan for every `name = value`: the name decides the kind.
+        SecretPattern("hard-coded secret", _ASSIGNED_VALUE, group=1, classify=_assignment),
+    ]
+
+
+def _from_detect_secrets() -> list[SecretPattern]:
+    """Vendor formats whose patterns detect-secrets maintains."""
+    found: list[SecretPattern] = []
+    plugins: list[tuple[str, Any]] = [
+        ("GitLab token", GitLabTokenDetector),
+        ("Stripe key", StripeDetector),
+        ("SendGrid key", SendGridDetector),
+        ("Square OAuth secret", SquareOAuthDetector),
+        ("PyPI token", PypiTokenDetector),
+        ("npm token", NpmDetector),
+        ("Azure storage key", AzureStorageKeyDetector),
+        ("API key", OpenAIDetector),
+    ]
+    for kind, plugin in plugins:
+        for regex in plugin.denylist:
+            found.append(SecretPattern(kind, regex, group=1 if regex.groups else 0))
+    return found
+
+
+PATTERNS: tuple[SecretPattern, ...] = (*_ours(), *_from_detect_secrets())
