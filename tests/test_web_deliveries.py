@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.queues
 import os
 import subprocess
 import sys
@@ -232,3 +234,26 @@ def test_two_web_hosts_sharing_redis_queue_a_delivery_once(
     assert statuses == [202, 200]
     assert len(queue.jobs) == 1
     assert redis_client.get(prefix + "shared-delivery") is not None
+
+
+def _claim_in_child(path: str, result: multiprocessing.queues.Queue[bool]) -> None:
+    # Runs in a forked child that inherited the parent's log object (gunicorn --preload).
+    result.put(INHERITED[path].seen_or_record("from-child"))
+
+
+INHERITED: dict[str, SQLiteDeliveryLog] = {}
+
+
+def test_sqlite_log_inherited_through_fork_reconnects(tmp_path: Path) -> None:
+    path = tmp_path / "d.sqlite3"
+    log = SQLiteDeliveryLog(path)
+    assert not log.seen_or_record("from-parent")  # the parent holds an open connection
+    INHERITED[str(path)] = log
+    ctx = multiprocessing.get_context("fork")
+    result: multiprocessing.queues.Queue[bool] = ctx.Queue()
+    child = ctx.Process(target=_claim_in_child, args=(str(path), result))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert result.get(timeout=5) is False
+    assert log.seen_or_record("from-child") is True

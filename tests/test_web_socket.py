@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -98,3 +99,28 @@ def test_oversized_and_malformed_bodies_over_http(tmp_path: Path) -> None:
         # The server still answers after both refusals.
         assert http_get(address, "/healthz").status == 200
     assert queue.jobs == []
+
+
+def test_chunked_bodies_are_capped_too(tmp_path: Path) -> None:
+    # Without Content-Length the cap must still hold while the body streams in.
+    queue = RecordingQueue()
+    cap = len(encode(load(OPENED)))
+    settings = WebSettings(webhook_secret=SECRET, data_dir=tmp_path, max_body_bytes=cap)
+    with serve(create_app(settings, queue)) as address:
+        ok = encode(load(OPENED))
+        assert chunked_post(address, ok, headers_for("pull_request", ok)) == 202
+        big = ok[:-1] + b" " * 4096 + b"}"
+        assert chunked_post(address, big, headers_for("pull_request", big)) == 413
+    assert len(queue.jobs) == 1
+
+
+def chunked_post(address: str, body: bytes, headers: dict[str, str]) -> int:
+    conn = http.client.HTTPConnection(address, timeout=10)
+    try:
+        chunks = (body[i : i + 1000] for i in range(0, len(body), 1000))
+        conn.request("POST", "/webhook", body=chunks, headers=headers, encode_chunked=True)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    finally:
+        conn.close()

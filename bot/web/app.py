@@ -19,7 +19,7 @@ import logging
 import time
 
 import flask
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from bot.jobs import JobQueue, QueueError
 from bot.web import signature
@@ -38,8 +38,10 @@ def create_app(
 ) -> flask.Flask:
     """The Flask app; ``deliveries`` defaults to :func:`open_delivery_log` (``settings``)."""
     app = flask.Flask(__name__)
-    # Werkzeug answers 413 from Content-Length before reading, and stops a longer stream.
-    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    # Werkzeug refuses a Content-Length over the limit unread, but silently truncates a
+    # chunked body at the limit: allow one byte more and refuse a body that used it.
+    cap = settings.max_body_bytes
+    app.config["MAX_CONTENT_LENGTH"] = cap + 1
     delivery_log = deliveries if deliveries is not None else open_delivery_log(settings)
     secret = settings.webhook_secret.encode()
 
@@ -59,6 +61,8 @@ def create_app(
         delivery_id = headers.get("X-GitHub-Delivery", "")
         line = f"delivery={loggable(delivery_id or None)} event={loggable(event or None)}"
         body = flask.request.get_data(cache=False)
+        if len(body) > cap:
+            raise RequestEntityTooLarge()
         if not signature.verify(secret, body, headers.get("X-Hub-Signature-256")):
             reason = "missing or invalid X-Hub-Signature-256"
             return answer(401, _refused(reason), f"{line} decision=unsigned")
@@ -82,7 +86,12 @@ def create_app(
             # the error handlers answer (503 for QueueError).
             delivery_log.forget(delivery_id)
             raise
-        delivery_log.confirm(delivery_id)
+        try:
+            delivery_log.confirm(delivery_id)
+        except DeliveryLogError as exc:
+            # The job is accepted, so answer 202: a 503 would invite a redelivery. The
+            # claim still guards the id for its lease; the worker absorbs a late duplicate.
+            log.warning("%s could not be confirmed: %s", line, exc)
         ms = (time.perf_counter() - started) * 1000
         body_ = {"status": "queued", "repo": job.repo, "pr": job.pr_number, "trigger": job.trigger}
         return answer(202, body_, f"{line} decision=queued trigger={job.trigger} ms={ms:.1f}")
