@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.gitrepo import range_change
-from bot.review.budget import FILE_OVERHEAD_TOKENS, estimate_tokens, pack
+from bot.review.budget import estimate_tokens, file_cost, pack
 from bot.review.context import FileContext, build_file_context
 
 
@@ -62,12 +62,8 @@ def contexts(tmp_path_factory: pytest.TempPathFactory) -> list[FileContext]:
     return sorted(items, key=lambda item: item.tokens)
 
 
-def _cost(item: FileContext) -> int:
-    return item.tokens + FILE_OVERHEAD_TOKENS
-
-
 def test_everything_fits_with_context(contexts: list[FileContext]) -> None:
-    packed, skipped = pack(contexts, sum(map(_cost, contexts)))
+    packed, skipped = pack(contexts, sum(map(file_cost, contexts)))
     assert packed == contexts
     assert skipped == []
 
@@ -75,7 +71,7 @@ def test_everything_fits_with_context(contexts: list[FileContext]) -> None:
 def test_coverage_first_then_context_in_order(contexts: list[FileContext]) -> None:
     bare = [c.bare() for c in contexts]
     # Room for every bare diff and the context of the first two files only.
-    budget = sum(map(_cost, bare)) + sum(
+    budget = sum(map(file_cost, bare)) + sum(
         c.tokens - b.tokens for c, b in zip(contexts, bare, strict=True)
     )
     budget -= sum(c.tokens - b.tokens for c, b in list(zip(contexts, bare, strict=True))[2:])
@@ -90,11 +86,11 @@ def test_coverage_first_then_context_in_order(contexts: list[FileContext]) -> No
 def test_what_does_not_fit_bare_is_skipped_with_its_size(contexts: list[FileContext]) -> None:
     bare = [c.bare() for c in contexts]
     # Everything but the largest file fits bare.
-    budget = sum(map(_cost, bare[:-1]))
+    budget = sum(map(file_cost, bare[:-1]))
     packed, skipped = pack(contexts, budget)
     assert [p.file.path for p in packed] == [c.file.path for c in contexts[:-1]]
     assert [(s.path, s.reason) for s in skipped] == [
-        (contexts[-1].file.path, f"over the token budget ({_cost(bare[-1])} tokens)")
+        (contexts[-1].file.path, f"over the token budget ({file_cost(bare[-1])} tokens)")
     ]
 
 
@@ -102,7 +98,7 @@ def test_a_later_small_file_still_fits_after_a_big_one_is_skipped(
     contexts: list[FileContext],
 ) -> None:
     items = [contexts[-1], contexts[0]]
-    packed, skipped = pack(items, _cost(contexts[0].bare()))
+    packed, skipped = pack(items, file_cost(contexts[0].bare()))
     assert [p.file.path for p in packed] == [contexts[0].file.path]
     assert [s.path for s in skipped] == [contexts[-1].file.path]
 
@@ -122,7 +118,7 @@ def test_packing_invariants_at_any_budget(contexts: list[FileContext], budget: i
     # Never dropped silently: each file is packed or skipped, and the order is kept.
     assert sorted([p.file.path for p in packed] + [s.path for s in skipped]) == sorted(paths)
     assert [p.file.path for p in packed] == [p for p in paths if p in {q.file.path for q in packed}]
-    assert sum(map(_cost, packed)) <= budget
+    assert sum(map(file_cost, packed)) <= budget
     # Each packed file is the full context or its bare diff, nothing else.
     by_path = {c.file.path: c for c in contexts}
     for p in packed:

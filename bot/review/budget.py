@@ -13,6 +13,7 @@ are estimated in milliseconds.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from bot.review.diff import encode_text
@@ -23,15 +24,25 @@ if TYPE_CHECKING:
 
 #: Bytes per token assumed by :func:`estimate_tokens`.
 BYTES_PER_TOKEN = 3
-#: What the prompt adds around each file besides its text: the header line with the
-#: quoted path, status and language, and the fences with their ids.
-FILE_OVERHEAD_TOKENS = 48
+#: What the prompt adds around each file besides its text and its path: the header line
+#: with status and language, the labels, and two fences with their ids (measured: about
+#: 31 tokens for a bare diff, 61 with context; tests/test_prompt.py checks the bound).
+FILE_OVERHEAD_TOKENS = 64
 
 
 def estimate_tokens(text: str) -> int:
     """A conservative token count for ``text`` (monotone: more text, never fewer tokens)."""
     size = len(encode_text(text))
     return -(-size // BYTES_PER_TOKEN)
+
+
+def file_cost(item: FileContext) -> int:
+    """Tokens ``item`` adds to the prompt: its text, its quoted path(s) and the framing."""
+    paths = [item.file.path]
+    if item.file.old_path != item.file.path:
+        paths.append(item.file.old_path)
+    quoted = sum(estimate_tokens(json.dumps(p, ensure_ascii=False)) for p in paths)
+    return item.tokens + quoted + FILE_OVERHEAD_TOKENS
 
 
 def over_budget(tokens: int) -> str:
@@ -48,7 +59,7 @@ def pack(items: list[FileContext], budget: int) -> tuple[list[FileContext], list
     knows why and by how much. Both lists keep the given order.
     """
     slim = [item.bare() if item.context_text else item for item in items]
-    cost = [s.tokens + FILE_OVERHEAD_TOKENS for s in slim]
+    cost = [file_cost(s) for s in slim]
     remaining = budget
     admitted: set[int] = set()
     for i in sorted(range(len(items)), key=lambda i: (cost[i], i)):

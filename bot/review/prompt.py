@@ -183,7 +183,8 @@ def overhead_tokens(
     """Estimated tokens of the prompt without its files, tool schema included.
 
     ``max_prompt_tokens - overhead_tokens(...)`` is the budget to ``pack`` files into;
-    each packed file adds its ``tokens`` plus ``budget.FILE_OVERHEAD_TOKENS``.
+    each packed file adds ``budget.file_cost(file)``. Files that ``pack`` skips add a
+    line each to the skipped list (about 20 tokens): keep a margin.
     """
     messages = render_messages(
         change=change,
