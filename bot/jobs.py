@@ -91,7 +91,7 @@ def _check(job: ReviewJob) -> None:
     if job.installation_id <= 0 or job.pr_number <= 0:
         raise JobError("invalid review job: installation_id and pr_number must be positive")
     if job.repo.count("/") != 1 or not all(job.repo.split("/")):
-        raise JobError(f"invalid review job: repo must be 'owner/name', not {job.repo!r}")
+        raise JobError("invalid review job: repo must be 'owner/name'")
     if job.trigger not in TRIGGERS:
         raise JobError(f"invalid review job: trigger must be one of {', '.join(TRIGGERS)}")
     if job.effort is not None and job.effort not in EFFORTS:

@@ -59,7 +59,7 @@ def create_app(
         headers = flask.request.headers
         event = headers.get("X-GitHub-Event", "")
         delivery_id = headers.get("X-GitHub-Delivery", "")
-        line = f"delivery={loggable(delivery_id or None)} event={loggable(event or None)}"
+        line = _request_line()
         body = flask.request.get_data(cache=False)
         if len(body) > cap:
             raise RequestEntityTooLarge()
@@ -72,7 +72,9 @@ def create_app(
         try:
             decision = route(event, parse(body), delivery_id, settings)
         except PayloadError as exc:
-            return answer(400, _refused(str(exc)), f"{line} decision=malformed")
+            return answer(
+                400, _refused(str(exc)), f"{line} decision=malformed reason={str(exc)[:200]!r}"
+            )
         line = _describe(line, decision)
         job = decision.job
         if job is None:
@@ -93,29 +95,29 @@ def create_app(
             # claim still guards the id for its lease; the worker absorbs a late duplicate.
             log.warning("%s could not be confirmed: %s", line, exc)
         ms = (time.perf_counter() - started) * 1000
-        body_ = {"status": "queued", "repo": job.repo, "pr": job.pr_number, "trigger": job.trigger}
-        return answer(202, body_, f"{line} decision=queued trigger={job.trigger} ms={ms:.1f}")
+        reply = {"status": "queued", "repo": job.repo, "pr": job.pr_number, "trigger": job.trigger}
+        return answer(202, reply, f"{line} decision=queued trigger={job.trigger} ms={ms:.1f}")
 
     @app.errorhandler(QueueError)
     @app.errorhandler(DeliveryLogError)
     def unavailable(exc: QueueError | DeliveryLogError) -> Answer:
         # str(exc) is a one-line GitNeuralError message that carries no secret.
-        log.error("webhook unavailable: %s", exc)
+        log.error("%s decision=unavailable status=503 reason=%s", _request_line(), exc)
         return flask.jsonify(status="unavailable", reason=str(exc)), 503
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Answer:
         code = exc.code or 500
-        headers = flask.request.headers
-        log.info(
-            "delivery=%s event=%s decision=refused status=%d",
-            loggable(headers.get("X-GitHub-Delivery")),
-            loggable(headers.get("X-GitHub-Event")),
-            code,
-        )
+        log.info("%s decision=refused status=%d", _request_line(), code)
         return flask.jsonify(status="error", reason=exc.name), code
 
     return app
+
+
+def _request_line() -> str:
+    headers = flask.request.headers
+    delivery = loggable(headers.get("X-GitHub-Delivery") or None)
+    return f"delivery={delivery} event={loggable(headers.get('X-GitHub-Event') or None)}"
 
 
 def _refused(reason: str) -> dict[str, object]:
