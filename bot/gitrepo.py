@@ -112,8 +112,11 @@ def worktree_change(repo: pygit2.Repository, *, include_untracked: bool = False)
     index = _index(repo)
     head = _head_commit(repo)
     # What libgit2's tree-to-workdir-with-index does: HEAD->index, then index->work tree.
-    diff = index.diff_to_tree(_tree(repo, head), context_lines=_CONTEXT_LINES, interhunk_lines=0)
+    # Both halves get the same flags: merging drops untracked entries otherwise.
     flags = _UNTRACKED_FLAGS if include_untracked else DiffOption.NORMAL
+    diff = index.diff_to_tree(
+        _tree(repo, head), flags, context_lines=_CONTEXT_LINES, interhunk_lines=0
+    )
     to_workdir = index.diff_to_workdir(flags, context_lines=_CONTEXT_LINES, interhunk_lines=0)
     untracked = tuple(
         delta.new_file.path for delta in to_workdir.deltas if delta.status == DeltaStatus.UNTRACKED

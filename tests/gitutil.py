@@ -123,7 +123,8 @@ def write_worktree(repo: pygit2.Repository, files: Files) -> None:
     root = Path(repo.workdir)
     for path, value in files.items():
         target = root / path
-        if target.is_symlink() or target.is_file():
+        replace = value is None or isinstance(value, Symlink | Gitlink)
+        if target.is_symlink() or (replace and target.is_file()):
             target.unlink()
         if value is None:
             continue
@@ -142,12 +143,18 @@ def _entry(repo: pygit2.Repository, path: str, value: FileValue) -> pygit2.Index
     if isinstance(value, Gitlink):
         return pygit2.IndexEntry(path, pygit2.Oid(hex=value.commit), FileMode.COMMIT)
     if isinstance(value, Symlink):
-        return pygit2.IndexEntry(path, repo.create_blob(value.target), FileMode.LINK)
+        return pygit2.IndexEntry(path, _blob(repo, value.target), FileMode.LINK)
     if isinstance(value, Executable):
-        blob = repo.create_blob(_bytes(value.content))
-        return pygit2.IndexEntry(path, blob, FileMode.BLOB_EXECUTABLE)
+        return pygit2.IndexEntry(path, _blob(repo, value.content), FileMode.BLOB_EXECUTABLE)
     assert value is not None
-    return pygit2.IndexEntry(path, repo.create_blob(_bytes(value)), FileMode.BLOB)
+    return pygit2.IndexEntry(path, _blob(repo, value), FileMode.BLOB)
+
+
+def _blob(repo: pygit2.Repository, content: bytes | str) -> pygit2.Oid:
+    data = _bytes(content)
+    # Writing an object that exists still touches its file; skip that when we can.
+    oid = pygit2.hash(data)
+    return oid if oid in repo.odb else repo.create_blob(data)
 
 
 def _bytes(content: bytes | str) -> bytes:
