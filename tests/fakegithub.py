@@ -240,6 +240,9 @@ class FakeGitHub:
         self._move_branch(repo, branch, sha)
         return sha
 
+    def delete_branch(self, full_name: str, branch: str) -> None:
+        self.store.repo(full_name).git().references.delete(f"refs/heads/{branch}")
+
     def _move_branch(self, repo: Repo, branch: str, sha: str) -> None:
         git = repo.git()
         git.references.create(f"refs/heads/{branch}", sha, force=True)
@@ -495,7 +498,7 @@ class FakeGitHub:
 
     RPC_METHODS = frozenset(
         {
-            "info", "env", "add_installation", "create_repo", "push", "force_push",
+            "info", "env", "add_installation", "create_repo", "push", "force_push", "delete_branch",
             "create_pull", "close_pull", "reopen_pull", "set_draft", "edit_pull",
             "set_permission", "add_issue_comment", "add_review", "mint_token",
             "expire_tokens", "exhaust_rate_limit", "set_token_lifetime", "fail",

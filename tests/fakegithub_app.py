@@ -284,6 +284,8 @@ def _after(resp: Response) -> Response:
     if fault is not None:
         resp = _fault_response(fault)
     rec.status = resp.status_code
+    rec.response_bytes = resp.calculate_content_length() or 0
+    rec.done_at = time.time()
     if rec.kind == "api":
         s = store()
         inst = s.installations.get(rec.installation_id) if rec.installation_id else None

@@ -131,6 +131,9 @@ class RequestRecord:
     fault: int | None = None
     applied: bool = True
     time: float = field(default_factory=time.time)
+    #: When the answer was ready, and its size (to tell a full fetch from an incremental one).
+    done_at: float = 0.0
+    response_bytes: int = 0
 
     def to_json(self) -> Json:
         return asdict(self)
