@@ -18,7 +18,8 @@ from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
 from bot.errors import GitError
 from bot.review.change import Change
 from bot.review.diff import Diff, decode_text, parse_diff
-from bot.snapshots import IndexSnapshot, TreeSnapshot, WorkTreeSnapshot, clean_path
+from bot.snapshots import IndexSnapshot, TreeSnapshot, clean_path
+from bot.worktree import WorkTreeSnapshot
 
 __all__ = [
     "IndexSnapshot",

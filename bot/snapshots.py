@@ -1,20 +1,18 @@
-"""Read-only views of one version of a repository: a commit's tree, the index, the work tree.
+"""Read-only views of one version of a repository: a commit's tree and the index.
 
 They implement :class:`bot.review.change.Snapshot`. The reviewer and its read-only tools
 see files only through them, so they report entries exactly as git records them: a
 symlink is a ``"symlink"`` (its target is never followed), a gitlink is a
 ``"submodule"`` (never entered), and only regular files have content. Paths are
 repository-relative with ``/``; anything that could escape (``..``, an absolute path, a
-``.git`` component, a NUL) is treated as absent rather than resolved.
+``.git`` component, a NUL) is treated as absent rather than resolved. The work tree's
+view is in :mod:`bot.worktree`.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
@@ -22,25 +20,21 @@ from pygit2.enums import FileMode
 from bot.review.change import Entry, EntryKind
 from bot.review.diff import decode_text
 
-_TREE = int(FileMode.TREE)
-_LINK = int(FileMode.LINK)
-_GITLINK = int(FileMode.COMMIT)
+TREE_MODE = int(FileMode.TREE)
+LINK_MODE = int(FileMode.LINK)
+GITLINK_MODE = int(FileMode.COMMIT)
 _FILE_MODES = frozenset({int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE), 0o100664})
-
-# Opening a work-tree file must never follow a symlink swapped in after the check, nor
-# block on a FIFO: both flags are no-ops where the platform lacks them.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def kind_of_mode(mode: int) -> EntryKind | None:
     """The entry kind git's file mode ``mode`` stands for (None for unknown modes)."""
     if mode in _FILE_MODES:
         return "file"
-    if mode == _TREE:
+    if mode == TREE_MODE:
         return "dir"
-    if mode == _LINK:
+    if mode == LINK_MODE:
         return "symlink"
-    if mode == _GITLINK:
+    if mode == GITLINK_MODE:
         return "submodule"
     return None
 
@@ -79,7 +73,7 @@ class TreeSnapshot:
         if clean is None:
             return None
         if clean == "":
-            return _TREE, self._tree
+            return TREE_MODE, self._tree
         try:
             obj = self._tree[clean]
         except KeyError:
@@ -104,7 +98,7 @@ class TreeSnapshot:
 
     def list_dir(self, path: str) -> list[Entry]:
         found = self._lookup(path)
-        if found is None or found[0] != _TREE or not isinstance(found[1], pygit2.Tree):
+        if found is None or found[0] != TREE_MODE or not isinstance(found[1], pygit2.Tree):
             return []
         entries = []
         for child in found[1]:
@@ -127,25 +121,31 @@ class TreeSnapshot:
                 continue
             mode = int(child.filemode)
             path = f"{prefix}{child.name}"
-            if mode == _TREE and isinstance(child, pygit2.Tree):
+            if mode == TREE_MODE and isinstance(child, pygit2.Tree):
                 stack.append((f"{path}/", iter(child)))
             elif mode in _FILE_MODES:
                 yield path
 
     def symlink_target(self, path: str) -> str | None:
         found = self._lookup(path)
-        if found is None or found[0] != _LINK:
+        if found is None or found[0] != LINK_MODE:
             return None
         data = _blob_data(self._repo, found[1].id)
         return None if data is None else decode_text(data)
 
 
-class _FlatSnapshot:
-    """Base of snapshots given as a flat ``path -> (mode, blob id)`` map (index, work tree)."""
+class FlatSnapshot:
+    """Base of snapshots given as a flat ``path -> (mode, blob id)`` map (index, work tree).
+
+    Subclasses provide ``read``, ``size`` and ``symlink_target``, and may refine
+    ``_mode`` (the work tree asks the file system).
+    """
 
     label: str
 
-    def __init__(self, repo: pygit2.Repository, entries: Mapping[str, tuple[int, pygit2.Oid]]):
+    def __init__(
+        self, repo: pygit2.Repository, entries: Mapping[str, tuple[int, pygit2.Oid]]
+    ) -> None:
         self._repo = repo
         self._entries = dict(entries)
 
@@ -162,14 +162,14 @@ class _FlatSnapshot:
                     siblings[name] = mode
                     break
                 dirs[parent] = {name: mode}
-                path, mode = parent, _TREE
+                path, mode = parent, TREE_MODE
         return dirs
 
     def _mode(self, clean: str) -> int | None:
         entry = self._entries.get(clean)
         if entry is not None:
             return entry[0]
-        return _TREE if clean in self._dirs else None
+        return TREE_MODE if clean in self._dirs else None
 
     def kind(self, path: str) -> EntryKind | None:
         clean = clean_path(path)
@@ -198,7 +198,7 @@ class _FlatSnapshot:
         raise NotImplementedError
 
 
-class IndexSnapshot(_FlatSnapshot):
+class IndexSnapshot(FlatSnapshot):
     """The staged content: blobs recorded in the index (not the work tree's files).
 
     The entries are copied when the snapshot is made, so later changes to the index do
@@ -207,7 +207,7 @@ class IndexSnapshot(_FlatSnapshot):
 
     def __init__(self, repo: pygit2.Repository, index: pygit2.Index | None = None) -> None:
         index = repo.index if index is None else index
-        super().__init__(repo, _stage0_entries(index))
+        super().__init__(repo, stage0_entries(index))
         self.label = "index"
 
     def _blob(self, path: str, modes: frozenset[int]) -> pygit2.Oid | None:
@@ -220,112 +220,17 @@ class IndexSnapshot(_FlatSnapshot):
         return None if oid is None else _blob_data(self._repo, oid)
 
     def size(self, path: str) -> int | None:
-        oid = self._blob(path, _FILE_MODES | {_LINK})
+        oid = self._blob(path, _FILE_MODES | {LINK_MODE})
         return None if oid is None else _blob_size(self._repo, oid)
 
     def symlink_target(self, path: str) -> str | None:
-        oid = self._blob(path, frozenset({_LINK}))
+        oid = self._blob(path, frozenset({LINK_MODE}))
         data = None if oid is None else _blob_data(self._repo, oid)
         return None if data is None else decode_text(data)
 
 
-class WorkTreeSnapshot(_FlatSnapshot):
-    """The work tree's current files, limited to the paths git knows about.
-
-    Only tracked paths (and the untracked ones passed in) are visible, so ignored files
-    such as ``.env`` never are. Kinds and content come from the file system via
-    ``lstat``: a path whose parent is not a real directory (a symlink swapped in, say)
-    is absent, and nothing is ever opened through a symlink.
-    """
-
-    def __init__(
-        self,
-        repo: pygit2.Repository,
-        index: pygit2.Index | None = None,
-        untracked: tuple[str, ...] = (),
-    ) -> None:
-        if repo.workdir is None:
-            raise ValueError("a bare repository has no work tree")
-        index = repo.index if index is None else index
-        entries = _stage0_entries(index)
-        for path in untracked:
-            # Content comes from the file system: the id is never used.
-            entries.setdefault(path, (int(FileMode.BLOB), pygit2.Oid(raw=bytes(20))))
-        super().__init__(repo, entries)
-        self._root = Path(repo.workdir)
-        # Directories already seen to be real (not symlinks), so a walk costs one lstat
-        # per file rather than one per path component.
-        self._real_dirs: set[str] = {""}
-        self.label = "work tree"
-
-    def _real_dir(self, rel: str) -> bool:
-        """Whether ``rel`` and all its parents are directories, not symlinks to one."""
-        if rel in self._real_dirs:
-            return True
-        if not self._real_dir(rel.rpartition("/")[0]):
-            return False
-        try:
-            is_dir = stat.S_ISDIR((self._root / rel).lstat().st_mode)
-        except OSError:
-            return False
-        if is_dir:
-            self._real_dirs.add(rel)
-        return is_dir
-
-    def _lstat(self, clean: str) -> os.stat_result | None:
-        if not self._real_dir(clean.rpartition("/")[0]):
-            return None
-        try:
-            return (self._root / clean).lstat()
-        except OSError:
-            return None
-
-    def _mode(self, clean: str) -> int | None:
-        known = super()._mode(clean)
-        if known is None or known == _GITLINK:
-            return known
-        if known == _TREE:
-            return _TREE if self._real_dir(clean) else None
-        st = self._lstat(clean)
-        if st is None:
-            return None
-        if stat.S_ISLNK(st.st_mode):
-            return _LINK
-        if stat.S_ISREG(st.st_mode):
-            return int(FileMode.BLOB_EXECUTABLE if st.st_mode & 0o111 else FileMode.BLOB)
-        return None
-
-    def read(self, path: str) -> bytes | None:
-        clean = clean_path(path)
-        if clean is None or self.kind(clean) != "file":
-            return None
-        try:
-            fd = os.open(self._root / clean, _OPEN_FLAGS)
-        except OSError:
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            return handle.read()
-
-    def size(self, path: str) -> int | None:
-        clean = clean_path(path)
-        if clean is None or self.kind(clean) not in ("file", "symlink"):
-            return None
-        st = self._lstat(clean)
-        return None if st is None else st.st_size
-
-    def symlink_target(self, path: str) -> str | None:
-        clean = clean_path(path)
-        if clean is None or self.kind(clean) != "symlink":
-            return None
-        try:
-            return str((self._root / clean).readlink())
-        except OSError:
-            return None
-
-
-def _stage0_entries(index: pygit2.Index) -> dict[str, tuple[int, pygit2.Oid]]:
+def stage0_entries(index: pygit2.Index) -> dict[str, tuple[int, pygit2.Oid]]:
+    """``path -> (mode, blob id)`` of the index, without conflicted paths."""
     entries = {str(e.path): (int(e.mode), e.id) for e in index}
     conflicts = index.conflicts
     if conflicts is not None:
@@ -337,7 +242,7 @@ def _stage0_entries(index: pygit2.Index) -> dict[str, tuple[int, pygit2.Oid]]:
 
 
 def _is_blob_mode(mode: int) -> bool:
-    return mode in _FILE_MODES or mode == _LINK
+    return mode in _FILE_MODES or mode == LINK_MODE
 
 
 def _blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes | None:
