@@ -237,7 +237,8 @@ class K3Client:
         with chunks:
             for chunk in chunks:
                 builder.add(chunk.to_dict())
-                if deadline is not None and time.monotonic() >= deadline:
+                late = deadline is not None and time.monotonic() >= deadline
+                if late and builder.finish_reason is None:
                     raise ModelTimeoutError(
                         "the model was still answering when the time budget ran out; "
                         "raise the timeout or use a lower effort"

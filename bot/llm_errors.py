@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -104,6 +105,10 @@ class ErrorContext:
         return display_url(self.base_url)
 
 
+def _attempts(n: int) -> str:
+    return "1 attempt" if n == 1 else f"{n} attempts"
+
+
 def _described(status: int | None, kind: str | None, message: str, ctx: ErrorContext) -> str:
     head = " ".join(p for p in (f"HTTP {status}" if status else "", kind or "") if p)
     text = f"{head}: {message}" if message else head
@@ -125,7 +130,7 @@ def status_failure(
 
         def final(attempts: int) -> ModelError:
             return ModelUnavailableError(
-                f"the model API at {ctx.where} still fails after {attempts} attempts ({said}); "
+                f"the model API at {ctx.where} still fails after {_attempts(attempts)} ({said}); "
                 "try again later",
                 retry_after=retry_after,
             )
@@ -174,7 +179,7 @@ def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailur
         reason = "connection refused"
     elif isinstance(root, ConnectionResetError):
         reason = "connection reset"
-    elif "name or service not known" in str(root).lower() or "getaddrinfo" in str(root):
+    elif isinstance(root, socket.gaierror) or "getaddrinfo" in str(root):
         reason = "host name not found"
     elif isinstance(root, TimeoutError) or "timed out" in str(exc).lower():
         reason = "timed out"
@@ -183,7 +188,7 @@ def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailur
     return RetryableFailure(
         reason,
         lambda attempts: ModelUnavailableError(
-            f"cannot reach the model API at {ctx.where} ({reason}) after {attempts} attempts; "
+            f"cannot reach the model API at {ctx.where} ({reason}) after {_attempts(attempts)}; "
             "check KIMI_BASE_URL and the network"
         ),
     )
@@ -195,6 +200,6 @@ def cut_failure(
     return RetryableFailure(
         what,
         lambda attempts: ModelUnavailableError(
-            f"the model API at {ctx.where}: {what}, {attempts} attempts; try again later"
+            f"the model API at {ctx.where} failed: {what} ({_attempts(attempts)}); try again later"
         ),
     )

@@ -79,9 +79,10 @@ class TurnBuilder:
             return
         for name in REASONING_FIELDS:
             piece = delta.get(name)
-            if isinstance(piece, str):
+            if isinstance(piece, str):  # some servers send both names: take one, once
                 self.reasoning_field = name
                 self._take(self._reasoning, piece, "thinking")
+                break
         self._take(self._content, _text(delta.get("content")), "answering")
         for position, call in enumerate(delta.get("tool_calls") or []):
             if isinstance(call, Mapping):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from bot.errors import (
     ModelUnavailableError,
 )
 from bot.llm import K3Client, LLMSettings, Progress
+from bot.llm_stream import TurnBuilder
 
 USER = [{"role": "user", "content": "Review this change."}]
 TOOLS = [
@@ -307,6 +309,16 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def test_unknown_host_is_unavailable() -> None:
+    settings = LLMSettings(api_key="sk-x", base_url="http://no-such-host.invalid/v1", max_retries=0)
+    with pytest.raises(ModelUnavailableError) as info:
+        K3Client(settings).complete(USER, max_completion_tokens=100)
+    assert str(info.value) == (
+        "cannot reach the model API at http://no-such-host.invalid/v1 (host name not found) "
+        "after 1 attempt; check KIMI_BASE_URL and the network"
+    )
+
+
 def test_connection_refused_names_the_base_url_not_the_key() -> None:
     port = _closed_port()
     key = "sk-refused-0123456789"
@@ -426,3 +438,42 @@ def test_one_client_shared_by_threads() -> None:
         assert client.usage.completion_tokens == sum(
             r.usage["completion_tokens"] for r in stub.chat_requests
         )
+
+
+def test_debug_logging_never_shows_the_key(caplog: pytest.LogCaptureFixture) -> None:
+    with K3Stub(
+        [Reply(content="ok"), Reply.http_error(401, "invalid_authentication_error")]
+    ) as stub:
+        client = client_for(stub)
+        with caplog.at_level(logging.DEBUG):
+            client.complete(USER, max_completion_tokens=100)
+            with pytest.raises(ModelConfigError):
+                client.complete(USER, max_completion_tokens=100)
+        assert caplog.records and stub.api_key not in caplog.text
+
+
+def test_turn_builder_reads_other_servers_shapes() -> None:
+    # vLLM-like: both reasoning names in one delta, usage in a trailing chunk without
+    # choices, cached tokens under prompt_tokens_details, tool call deltas without index.
+    builder = TurnBuilder("reasoning_content")
+    for chunk in [
+        {"choices": [{"delta": {"role": "assistant", "reasoning_content": None}}]},
+        {"choices": [{"delta": {"reasoning": "think", "reasoning_content": "think"}}]},
+        {"choices": [{"delta": {"tool_calls": [{"id": "x:0", "function": {"name": "f"}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "{}"}}]}}]},
+        {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 9,
+                "completion_tokens": 3,
+                "prompt_tokens_details": {"cached_tokens": 7},
+            },
+        },
+    ]:
+        builder.add(chunk)
+    turn = builder.turn()
+    assert turn.reasoning == "think"  # not doubled; K3's name wins when both are sent
+    assert turn.message["reasoning_content"] == "think" and "reasoning" not in turn.message
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [("x:0", "f", "{}")]
+    assert (turn.usage.prompt_tokens, turn.usage.cached_tokens) == (9, 7)
