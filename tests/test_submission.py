@@ -76,7 +76,7 @@ def test_small_slips_are_forgiven_rather_than_costing_a_repair_turn() -> None:
 
 @pytest.mark.parametrize(
     "arguments",
-    ['{"summary": "x", "findings": [', "", "not json at all", '{"summary": "x"}}'],
+    ['{"summary": "x", "findings": [', "", "not json at all", '{"summary": "x"}}', "[" * 100_000],
 )
 def test_invalid_json_is_a_submission_error(arguments: str) -> None:
     with pytest.raises(SubmissionError, match=r"^submit_review arguments are not valid JSON: "):
@@ -164,6 +164,7 @@ def test_a_tool_call_written_out_in_content_is_unwrapped() -> None:
         '{"summary": "no findings key"}',
         '{"summary": "x", "findings": [{"path": "a.py"}]}',
         "{" * 5000,
+        '{"a":' * 20_000,
         '{"summary": "unterminated',
     ],
 )

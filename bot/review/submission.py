@@ -124,6 +124,10 @@ def parse_submission(arguments: str) -> Submission:
             f"submit_review arguments are not valid JSON: {exc.msg} "
             f"at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise SubmissionError(
+            "submit_review arguments are not valid JSON: nested too deeply"
+        ) from None
     return validate_submission(data)
 
 
@@ -136,7 +140,7 @@ def _candidates(data: Any) -> list[Any]:
             if isinstance(inner, str):
                 try:
                     inner = json.loads(inner)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     continue
             if isinstance(inner, dict):
                 found.append(inner)
@@ -156,7 +160,7 @@ def extract_submission(content: str) -> Submission | None:
         tried += 1
         try:
             data, end = decoder.raw_decode(content, pos)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pos = content.find("{", pos + 1)
             continue
         valid = None
