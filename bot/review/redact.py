@@ -33,7 +33,7 @@ _END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 # RFC 1421 headers, wrapped in quotes, string escapes, commas or concatenation.
 _BODY_LINE = re.compile(
     r"""[ \t"'`+,;]*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment):[^\n]*|)"""
-    r"""(?:\\n)?[ \t"'`+,;\\]*\r?\n"""
+    r"""(?:\\n)?[ \t"'`+,;\\]*(?:\r?\n|\Z)"""
 )
 # Anchored on the newline, not on ``^``: ``re`` finds a literal fast, a class slowly.
 _BARE_RUN = re.compile(
@@ -80,8 +80,8 @@ def _key_blocks(text: str) -> list[_Span]:
             # Truncated (a window or hunk that ends inside the key): the body lines after.
             stop = begin.end()
             nl = text.find("\n", stop)
+            stop = len(text) if nl < 0 else nl + 1
             if nl >= 0:
-                stop = nl + 1
                 while (line := _BODY_LINE.match(text, stop)) is not None and line.end() > stop:
                     stop = line.end()
         body = text[begin.end() : stop]
