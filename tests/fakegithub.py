@@ -20,6 +20,7 @@ process: it writes ``D/fakegithub.json`` (URLs, app id, key path) once listening
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import signal
 import sys
@@ -47,7 +48,9 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
+@functools.cache
 def _new_private_key() -> str:
+    # One key per process: RSA generation costs a noticeable slice of a test.
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     return key.private_bytes(
         serialization.Encoding.PEM,
@@ -90,7 +93,9 @@ class FakeGitHub:
         host, port = self._host, self._server.server_port
         self.store.web_url = f"http://{host}:{port}"
         self.store.api_url = f"http://{host}:{port}{self._prefix}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
