@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 CLAIM_SECONDS: Final = 120.0
 RETENTION_SECONDS: Final = 7 * 24 * 3600.0
 _PURGE_EVERY: Final = 1000
+_BUSY_SECONDS: Final = 10.0
 
 
 class DeliveryLogError(GitNeuralError):
@@ -88,8 +89,8 @@ class SQLiteDeliveryLog:
         # threads, and a connection inherited through fork (gunicorn --preload) is unsafe.
         local = self._local
         if getattr(local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None)
+            _use_wal(conn)
             # NORMAL in WAL mode loses at most the last commits on power loss, not on a crash.
             conn.execute("PRAGMA synchronous=NORMAL")
             local.conn, local.pid, local.claims = conn, os.getpid(), 0
@@ -128,6 +129,26 @@ class SQLiteDeliveryLog:
 
     def forget(self, delivery_id: str) -> None:
         self._run("DELETE FROM deliveries WHERE id = ?", (delivery_id,))
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    # WAL lets readers and the writer of several processes proceed together and is stored
+    # in the file, so only the first connection switches. The switch needs the database
+    # to itself and SQLite answers "locked" at once instead of waiting for the busy
+    # timeout when another process opens the fresh file at the same moment: retry.
+    deadline = time.monotonic() + _BUSY_SECONDS
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise sqlite3.OperationalError("cannot switch the delivery log to WAL mode")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 class RedisDeliveryLog:

@@ -41,7 +41,7 @@ def route(event: str, payload: Payload, delivery_id: str, settings: WebSettings)
     """Decide what ``payload`` asks for; raises :class:`PayloadError` for malformed ones."""
     handler = HANDLERS.get(event)
     if handler is None:
-        return _ignore(payload, f"event {event!r} is not handled")
+        return _ignore(payload, f"event {loggable(event)!r} is not handled")
     try:
         return handler(payload, delivery_id, settings)
     except JobError as exc:
@@ -82,7 +82,9 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
     action = p.text(payload, "action")
     number = p.ident(payload, "pull_request.number")
     if action not in PR_ACTIONS:
-        return _ignore(payload, f"pull_request {action} does not trigger a review", number)
+        return _ignore(
+            payload, f"pull_request {loggable(action)} does not trigger a review", number
+        )
     if not settings.auto_review:
         return _ignore(payload, "automatic reviews are off (GITNEURAL_AUTO_REVIEW)", number)
     bot = _sent_by_bot(payload, settings)
@@ -108,7 +110,7 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
 def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
     action = p.text(payload, "action")
     if action != "created":
-        return _ignore(payload, f"issue_comment {action} is not a command")
+        return _ignore(payload, f"issue_comment {loggable(action)} is not a command")
     if not p.has(payload, "issue.pull_request"):
         return _ignore(payload, "comment on an issue, not on a pull request")
     number = p.ident(payload, "issue.number")
@@ -123,7 +125,7 @@ def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) 
         return _ignore(payload, "not a /review command", number)
     association = p.text(payload, "comment.author_association")
     if association not in settings.allowed_associations:
-        return _ignore(payload, f"/review by {association} is not allowed", number)
+        return _ignore(payload, f"/review by {loggable(association)} is not allowed", number)
     if p.optional_text(payload, "issue.state") == "closed":
         return _ignore(payload, "pull request is closed", number)
     if not p.has(payload, "installation"):
@@ -153,12 +155,12 @@ def on_installation(payload: Payload, delivery_id: str, settings: WebSettings) -
     count = len(repos) if isinstance(repos, list) else 0
     log.info(
         "installation %s: id=%d account=%s repositories=%d",
-        action,
+        loggable(action),
         installation,
         loggable(account),
         count,
     )
-    return _ignore(payload, f"installation {action} logged")
+    return _ignore(payload, f"installation {loggable(action)} logged")
 
 
 def on_ping(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
