@@ -125,7 +125,8 @@ def _tail(result: ReviewResult) -> list[str]:
     lines += [
         "",
         f"Usage: {usage.prompt_tokens:,} prompt tokens{cached}, "
-        f"{usage.completion_tokens:,} completion tokens, {usage.requests} requests, "
+        f"{usage.completion_tokens:,} completion tokens, "
+        f"{usage.requests} request{'s' if usage.requests != 1 else ''}, "
         f"{result.duration_s:.1f} s" + (f" ({run})" if run else ""),
     ]
     return lines
