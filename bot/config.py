@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from bot.errors import ConfigError
+from bot.review.change import Snapshot
 
 CONFIG_FILE = ".gitneural.toml"
 
@@ -130,16 +131,18 @@ class Config:
         return base + list(self.review.ignore)
 
 
-_ASSOCIATIONS = {
-    "OWNER",
-    "MEMBER",
-    "COLLABORATOR",
-    "CONTRIBUTOR",
-    "FIRST_TIMER",
-    "FIRST_TIME_CONTRIBUTOR",
-    "MANNEQUIN",
-    "NONE",
-}
+AUTHOR_ASSOCIATIONS = frozenset(
+    {
+        "OWNER",
+        "MEMBER",
+        "COLLABORATOR",
+        "CONTRIBUTOR",
+        "FIRST_TIMER",
+        "FIRST_TIME_CONTRIBUTOR",
+        "MANNEQUIN",
+        "NONE",
+    }
+)
 
 
 def _check_value(key: str, value: Any, hint: Any) -> Any:
@@ -176,9 +179,7 @@ def _section(name: str, cls: type[Any], table: Any) -> Any:
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in known:
-            raise ConfigError(
-                f"unknown key {name}.{key} (known keys: {', '.join(sorted(known))})"
-            )
+            raise ConfigError(f"unknown key {name}.{key} (known keys: {', '.join(sorted(known))})")
         values[key] = _check_value(f"{name}.{key}", value, hints[key])
     return cls(**values)
 
@@ -200,11 +201,11 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
                 )
             parts[name] = _section(name, hints[name], table)
         config = Config(**parts)
-        bad = set(config.github.allowed_associations) - _ASSOCIATIONS
+        bad = set(config.github.allowed_associations) - AUTHOR_ASSOCIATIONS
         if bad:
             raise ConfigError(
                 f"github.allowed_associations has unknown values {sorted(bad)} "
-                f"(known: {', '.join(sorted(_ASSOCIATIONS))})"
+                f"(known: {', '.join(sorted(AUTHOR_ASSOCIATIONS))})"
             )
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
@@ -231,3 +232,18 @@ def load_config_bytes(data: bytes | None, source: str = CONFIG_FILE) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not UTF-8") from None
     return parse_config(text, source)
+
+
+def trusted_config(snapshot: Snapshot | None, explicit: Path | None = None) -> Config:
+    """The settings for a review: ``explicit`` if given, else the trusted revision's file.
+
+    Never the reviewed change's own ``.gitneural.toml``: a pull request must not be able
+    to loosen the rules it is reviewed by.
+    """
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file not found: {explicit}")
+        return load_config_file(explicit)
+    if snapshot is None:
+        return Config()
+    return load_config_bytes(snapshot.read(CONFIG_FILE), f"{CONFIG_FILE} at {snapshot.label}")

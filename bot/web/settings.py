@@ -11,25 +11,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 import platformdirs
 
+from bot.config import AUTHOR_ASSOCIATIONS
 from bot.errors import ConfigError
 
-#: GitHub's documented ``author_association`` values.
-AUTHOR_ASSOCIATIONS: Final[frozenset[str]] = frozenset(
-    {
-        "OWNER",
-        "MEMBER",
-        "COLLABORATOR",
-        "CONTRIBUTOR",
-        "FIRST_TIMER",
-        "FIRST_TIME_CONTRIBUTOR",
-        "MANNEQUIN",
-        "NONE",
-    }
-)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")

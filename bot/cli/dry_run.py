@@ -1,0 +1,42 @@
+"""``gitneural review --dry-run``: what a review would send, without a key or a model."""
+
+from __future__ import annotations
+
+import json
+
+from bot.review.core import ReviewPlan
+
+
+def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
+    if fmt != "text":
+        return json.dumps(
+            {
+                "dry_run": True,
+                "effort": plan.effort,
+                "agentic": plan.agentic,
+                "estimated_prompt_tokens": plan.estimated_tokens,
+                "files": [{"path": f.file.path, "tokens": f.tokens} for f in plan.files],
+                "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
+                "secrets_found": len(plan.secrets),
+                "messages": plan.messages,
+            },
+            indent=2,
+        )
+    mode = "agentic, read-only tools" if plan.agentic else "one-shot"
+    lines = [
+        f"Dry run: nothing was sent. Effort {plan.effort} ({mode}); "
+        f"about {plan.estimated_tokens:,} prompt tokens (estimated).",
+        f"Files in the prompt ({len(plan.files)}):",
+    ]
+    lines += [f"  {f.file.path}  ~{f.tokens:,} tokens" for f in plan.files] or ["  (none)"]
+    if plan.skipped:
+        lines.append(f"Skipped ({len(plan.skipped)}):")
+        lines += [f"  {s.path}: {s.reason}" for s in plan.skipped]
+    if plan.secrets:
+        lines.append(
+            f"Secrets found on added lines: {len(plan.secrets)} (redacted before sending; "
+            "reported as critical findings)"
+        )
+    if plan.instructions:
+        lines.append("Repository instructions: included from the trusted revision.")
+    return "\n".join(lines)
