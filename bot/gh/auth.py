@@ -213,7 +213,7 @@ class InstallationTokens:
                 base_url=self._creds.api_url,
                 timeout=self._timeout,
                 # Minting twice is harmless, so this one POST may be retried.
-                retry=GithubRetry(total=3, backoff_factor=0.5, max_rate_limit_wait=60),
+                retry=_retry(_RETRIED_METHODS | {"POST"}, max_rate_limit_wait=60.0),
                 seconds_between_requests=None,
                 seconds_between_writes=None,
             )
@@ -273,9 +273,9 @@ class _InstallationTokenAuth(Auth.Auth):
         return "token (removed)"
 
 
-class _ReadRetry(GithubRetry):
-    """Retries reads only, and gives up (so the task can be rescheduled) instead of
-    sleeping through a ``retry-after`` longer than ``max_rate_limit_wait``."""
+class _CappedRetry(GithubRetry):
+    """Gives up (so the task can be rescheduled) instead of sleeping through a
+    ``retry-after`` or rate-limit reset longer than ``max_rate_limit_wait``."""
 
     def increment(  # type: ignore[override]
         self,
@@ -295,18 +295,23 @@ class _ReadRetry(GithubRetry):
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
 
-def read_retry(max_rate_limit_wait: float = 60.0) -> GithubRetry:
-    return _ReadRetry(
+def _retry(methods: frozenset[str], max_rate_limit_wait: float) -> GithubRetry:
+    return _CappedRetry(
         total=3,
         backoff_factor=0.5,
         backoff_max=30,
-        allowed_methods=_RETRIED_METHODS,
+        allowed_methods=methods,
         status_forcelist=list(_RETRIED_STATUSES),
         raise_on_status=False,
         respect_retry_after_header=True,
         secondary_rate_wait=min(60.0, max_rate_limit_wait),
         max_rate_limit_wait=max_rate_limit_wait,
     )
+
+
+def read_retry(max_rate_limit_wait: float = 60.0) -> GithubRetry:
+    """Retries GET/HEAD/OPTIONS on 5xx and rate limits; never a write."""
+    return _retry(_RETRIED_METHODS, max_rate_limit_wait)
 
 
 def installation_client(
