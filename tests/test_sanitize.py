@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -106,6 +107,7 @@ def test_raw_html_is_stripped_except_safe_tags() -> None:
 def test_generic_types_read_literally() -> None:
     out = clean("returns Vec<u8> or Option<String>, and a < b")
     assert "Vec&lt;u8>" in out and "Option&lt;String>" in out
+    assert clean("an escaped \\<div> tag") == "an escaped &lt;div> tag"
     assert "<p>returns Vec&lt;u8&gt; or Option&lt;String&gt;, and a &lt; b</p>" in render_github(
         out
     )
@@ -208,3 +210,24 @@ def test_property_hostile_markdown_never_pings_loads_images_or_hides_comments(
     assert len(out) <= limit
     assert markdown_problem(out, SAFE_TAGS) is None, out
     assert not re.search(r"<!--\s*gitneural", out, re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`a" * 65_000,
+        "<b>" * 30_000,
+        "<!--" * 30_000,
+        "".join("`" * k + "x" for k in range(1, 500)),
+        "```\n" * 30_000,
+        "| `a | b` |\n|---|---|\n" * 5_000,
+        "!" * 100_000 + "[x](y)",
+    ],
+    ids=["spans", "tags", "comments", "runs", "fences", "tables", "bangs"],
+)
+def test_large_hostile_input_is_fast(text: str) -> None:
+    started = time.perf_counter()
+    out = sanitize_markdown(text, limit=LIMIT)
+    assert time.perf_counter() - started < 5.0  # quadratic blow-ups took 5-10 s
+    assert len(out) <= LIMIT
+    assert markdown_problem(out, SAFE_TAGS) is None

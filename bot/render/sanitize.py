@@ -29,6 +29,7 @@ span, and closing a fenced block cut short.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 import unicodedata
@@ -71,7 +72,14 @@ _AUTOLINK = re.compile(
     r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?>"
 )
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$", re.MULTILINE)
+_TABLE_DELIMITER = re.compile(
+    r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE
+)
+_RUN = re.compile(r"`+")
+_SHORT_COMMENT = re.compile(r"<!---?>")
+_BANG_BRACKET = re.compile(r"!+\[")
+#: Openers whose closer must follow somewhere, or scanning for it is wasted work.
+_CLOSERS = {"<!--": "-->", "<?": "?>", "<![CDATA[": "]]>"}
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _AT_ENTITY = re.compile(r"&#0*64;|&#[xX]0*40;|&commat;")
 # GitHub autolinks these (so a mention inside is link text): scheme or www., after a
@@ -102,9 +110,7 @@ def _neutralise_mentions(text: str) -> str:
 def _text(text: str) -> str:
     """Plain text between code and tags: escape stray ``<``, un-image, de-mention."""
     text = _AT_ENTITY.sub("@", text).replace("<", "&lt;")
-    text = _EMPTY_IMAGE.sub("[image](", text)
-    while "![" in text:
-        text = text.replace("![", "[")
+    text = _BANG_BRACKET.sub("[", _EMPTY_IMAGE.sub("[image](", text))
     return _neutralise_mentions(text)
 
 
@@ -134,7 +140,8 @@ def _alone_on_line(source: str, start: int, end: int) -> bool:
 
 def _html(match: re.Match[str], source: str) -> Piece:
     token = match.group()
-    name = (match.group("open") or match.group("close") or "").lower()
+    groups = match.groupdict()
+    name = (groups.get("open") or groups.get("close") or "").lower()
     if not name:
         return ("text", "")  # comment, declaration, processing instruction, CDATA
     if name == "img":
@@ -142,33 +149,54 @@ def _html(match: re.Match[str], source: str) -> Piece:
     if name in SAFE_TAGS:
         if _alone_on_line(source, match.start(), match.end()):
             return ("text", "")
-        return ("text", f"</{name}>" if match.group("close") else f"<{name}>")
+        return ("text", f"</{name}>" if groups.get("close") else f"<{name}>")
     if name in _HTML_ELEMENTS:
         return ("text", "")
     return ("text", _text(token))
 
 
-def _code_span_end(source: str, start: int, run: int, tables: bool) -> int | None:
+def _code_span_end(
+    source: str, start: int, run: int, runs: dict[int, list[int]], tables: bool
+) -> int | None:
     """Where the code span opened by ``run`` backticks at ``start`` ends, if it is one.
 
+    ``runs`` maps a length to the starts of the backtick runs of exactly that length.
     Spans over a line break or (in a text with a table) holding a ``|`` are refused:
     a block boundary or a table cell may cut them in GitHub's reading.
     """
-    closer = re.compile(rf"(?<!`)`{{{run}}}(?!`)")
-    found = closer.search(source, start + run)
-    if found is None:
+    starts = runs.get(run, [])
+    k = bisect.bisect_right(starts, start)
+    if k == len(starts):
         return None
-    inner = source[start + run : found.start()]
-    if "\n" in inner or (tables and "|" in inner):
+    close = starts[k]
+    if source.find("\n", start, close) >= 0 or (tables and source.find("|", start, close) >= 0):
         return None
-    return found.end()
+    return close + run
+
+
+def _html_at(source: str, i: int, last: dict[str, int]) -> re.Match[str] | None:
+    """An autolink or raw HTML token at ``i``; ``last`` holds where closers last occur."""
+    if i > last[">"]:
+        return None
+    for opener, closer in _CLOSERS.items():
+        if source.startswith(opener, i) and last[closer] < i + len(opener):
+            return _SHORT_COMMENT.match(source, i) if opener == "<!--" else None
+    return _AUTOLINK.match(source, i) or _INLINE_HTML.match(source, i)
 
 
 def _inline(source: str, code_spans: bool) -> list[Piece]:
-    """Tokenise prose left to right as CommonMark does: escapes, code spans, HTML."""
+    """Tokenise prose left to right as CommonMark does: escapes, code spans, HTML.
+
+    Linear in practice even on hostile input: closers are looked up, not searched for
+    again from every opener.
+    """
     pieces: list[Piece] = []
     plain: list[str] = []
     tables = bool(_TABLE_DELIMITER.search(source))
+    runs: dict[int, list[int]] = {}
+    for found in _RUN.finditer(source):
+        runs.setdefault(len(found.group()), []).append(found.start())
+    last = {c: source.rfind(c) for c in [">", *_CLOSERS.values()]}
 
     def flush() -> None:
         if plain:
@@ -179,11 +207,13 @@ def _inline(source: str, code_spans: bool) -> list[Piece]:
     while i < n:
         ch = source[i]
         if ch == "\\" and i + 1 < n and source[i + 1] in _ASCII_PUNCT:
-            plain.append(source[i : i + 2])
+            # "\<" reads as "<": keep that reading once "<" is escaped as an entity.
+            plain.append("&lt;" if source[i + 1] == "<" else source[i : i + 2])
             i += 2
         elif ch == "`":
-            run = len(source[i:]) - len(source[i:].lstrip("`"))
-            end = _code_span_end(source, i, run, tables) if code_spans else None
+            run_match = _RUN.match(source, i)
+            run = len(run_match.group()) if run_match else 1
+            end = _code_span_end(source, i, run, runs, tables) if code_spans else None
             if end is None:
                 plain.append(source[i : i + run])
                 i += run
@@ -191,7 +221,7 @@ def _inline(source: str, code_spans: bool) -> list[Piece]:
                 flush()
                 pieces.append(("code", _MARKER.sub("<!" + ZWJ, source[i:end])))
                 i = end
-        elif ch == "<" and (m := _AUTOLINK.match(source, i) or _INLINE_HTML.match(source, i)):
+        elif ch == "<" and (m := _html_at(source, i, last)):
             flush()
             if m.re is _AUTOLINK:
                 pieces.append(("code", m.group()))
@@ -265,11 +295,13 @@ def _truncate(pieces: list[Piece], limit: int) -> str:
     if budget <= 0:
         return text[:limit]
     out: list[str] = []
+    used = 0  # characters written
     kept = 0  # characters of the input kept
     for kind, body in pieces:
-        room = budget - sum(map(len, out))
+        room = budget - used
         if len(body) <= room:
             out.append(body)
+            used += len(body)
             kept += len(body)
             continue
         if kind == "text":
@@ -285,8 +317,7 @@ def _truncate(pieces: list[Piece], limit: int) -> str:
 
 def _last_resort(text: str, limit: int) -> str:
     text = _AT_ENTITY.sub("@", text).replace("<", "&lt;").replace("@", "@" + ZWJ)
-    while "![" in text:
-        text = text.replace("![", "[")
+    text = _BANG_BRACKET.sub("[", text)
     return _truncate([("text", text)], limit)
 
 
