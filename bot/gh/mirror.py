@@ -175,8 +175,10 @@ class MirrorCache:
                     f"GitHub refused the installation token for {name}: mint a new one"
                 ) from None
             except pygit2.GitError as exc:
-                reason = str(exc).replace(token, "***")
-                raise _classify(reason)(f"cannot fetch {name}: {reason}") from None
+                reason = str(exc)
+                if len(token) >= 8:  # libgit2 never echoes it; this is belt and braces
+                    reason = reason.replace(token, "***")
+                raise _classify(str(exc))(f"cannot fetch {name}: {reason}") from None
             missing = [ref for ref in wanted if ref not in heads]
             for ref in missing:
                 # A ref GitHub no longer has (a deleted branch) must not be read stale.
