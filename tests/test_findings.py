@@ -449,6 +449,14 @@ def test_secret_fingerprint_does_not_depend_on_the_secret(tmp_path: Path) -> Non
     assert prints[0] == prints[1]
 
 
+def test_secret_scan_fingerprint_is_kept(app_change: Change) -> None:
+    secret = finding(
+        "app.py", 30, severity="critical", title="secret committed", source="secret-scan"
+    )
+    secret.fingerprint = "0123456789abcdef"
+    assert one(check_findings([secret], app_change)[0]).fingerprint == "0123456789abcdef"
+
+
 def test_input_findings_are_not_modified(app_change: Change) -> None:
     raw = [finding("./app.py", 25, suggestion="x\n"), finding("nope", 1)]
     before = [dataclasses.replace(f) for f in raw]

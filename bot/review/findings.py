@@ -117,7 +117,8 @@ def _check_one(original: Finding, file: FileDiff, text_of: _TextOf) -> Finding:
 def _fingerprint_secrets(findings: list[Finding]) -> None:
     groups: defaultdict[tuple[str, str], list[Finding]] = defaultdict(list)
     for finding in findings:
-        if finding.source == SECRET_SOURCE:
+        # The secret scan may name its findings itself (it knows which secret it saw).
+        if finding.source == SECRET_SOURCE and not finding.fingerprint:
             groups[(finding.path, normalise_title(finding.title))].append(finding)
     for (path, title), group in groups.items():
         group.sort(key=lambda f: (f.start_line, f.end_line))

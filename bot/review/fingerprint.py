@@ -7,8 +7,8 @@ changes, it differs.
 
 Secret findings are the exception: the fingerprint is public (it goes into a hidden marker
 on GitHub), and a hash of a line holding a weak password could be reversed by guessing.
-Their fingerprint uses the path, the title and the finding's rank among the secret
-findings with that path and title instead.
+Unless the secret scan set one itself, their fingerprint uses the path, the title and
+the finding's rank among the secret findings with that path and title instead.
 """
 
 from __future__ import annotations
