@@ -132,7 +132,7 @@ def render(result: ReviewResult, change: Change, fmt: str) -> str:
 
         from bot.render.sarif import render_sarif
 
-        return json.dumps(render_sarif(result, tool_version=__version__), indent=2)
+        return json.dumps(render_sarif(result, tool_version=__version__, change=change), indent=2)
     from bot.render.text import render_text
 
     return render_text(result, change, color=sys.stdout.isatty())
