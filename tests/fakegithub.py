@@ -36,7 +36,16 @@ import pygit2
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fakegithub_app import create_app, public
-from fakegithub_store import Fault, Installation, Json, Pull, Repo, RequestRecord, Store
+from fakegithub_store import (
+    Fault,
+    Installation,
+    Json,
+    Pull,
+    Repo,
+    RequestRecord,
+    Store,
+    Trigger,
+)
 from flask import Flask, Response, request
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
@@ -429,6 +438,26 @@ class FakeGitHub:
     def clear_faults(self) -> None:
         with self.store.lock:
             self.store.faults.clear()
+            self.store.triggers.clear()
+
+    def when(
+        self,
+        method: str,
+        path: str,
+        action: str,
+        *args: Any,
+        times: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        """After a request to ``method path`` succeeds, call the helper ``action`` — e.g.
+        ``gh.when("POST", "/repos/o/r/check-runs", "close_pull", "o/r", 1)`` closes the PR
+        while its review runs. ``path`` may be a glob; works over RPC too."""
+        if action not in self.RPC_METHODS:
+            raise ValueError(f"no helper named {action!r}")
+        helper = getattr(self, action)
+        trigger = Trigger(method.upper(), path, times, lambda: helper(*args, **kwargs))
+        with self.store.lock:
+            self.store.triggers.append(trigger)
 
     # -- what happened ------------------------------------------------------------------
 
@@ -507,7 +536,7 @@ class FakeGitHub:
             "create_pull", "close_pull", "reopen_pull", "set_draft", "edit_pull",
             "set_permission", "add_issue_comment", "add_review", "mint_token",
             "expire_tokens", "exhaust_rate_limit", "set_token_lifetime", "fail",
-            "fail_secondary_rate_limit", "fail_primary_rate_limit", "clear_faults",
+            "fail_secondary_rate_limit", "fail_primary_rate_limit", "clear_faults", "when",
             "requests", "forbidden_requests", "clear_requests", "reviews", "review_comments",
             "issue_comments", "reactions", "check_runs", "pull", "repo_json", "head_sha",
             "branch_sha", "clone_url",

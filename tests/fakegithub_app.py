@@ -284,6 +284,9 @@ def _after(resp: Response) -> Response:
     if fault is not None:
         resp = _fault_response(fault)
     rec.status = resp.status_code
+    if rec.kind in ("api", "git") and resp.status_code < 400:
+        for trigger in store().take_triggers(rec.method, rec.path):
+            trigger.action()
     rec.response_bytes = resp.calculate_content_length() or 0
     rec.done_at = time.time()
     if rec.kind == "api":

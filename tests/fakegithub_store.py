@@ -15,7 +15,7 @@ import itertools
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,9 +105,23 @@ class Fault:
     delay: float = 0.0
 
     def matches(self, method: str, path: str) -> bool:
-        if self.method not in ("*", method):
-            return False
-        return fnmatch.fnmatchcase(path, self.path) if "*" in self.path else path == self.path
+        return route_matches(self.method, self.path, method, path)
+
+
+@dataclass
+class Trigger:
+    """Run ``action`` (a helper such as close_pull) once a matching request is handled."""
+
+    method: str
+    path: str
+    times: int
+    action: Callable[[], object]
+
+
+def route_matches(want_method: str, want_path: str, method: str, path: str) -> bool:
+    if want_method not in ("*", method):
+        return False
+    return fnmatch.fnmatchcase(path, want_path) if "*" in want_path else path == want_path
 
 
 @dataclass
@@ -159,6 +173,7 @@ class Store:
         self.reactions: dict[int, Json] = {}
         self.log: list[RequestRecord] = []
         self.faults: list[Fault] = []
+        self.triggers: list[Trigger] = []
         self._ids = itertools.count(1001)
         self._user_ids: dict[str, int] = {}
 
@@ -228,6 +243,14 @@ class Store:
                         self.faults.remove(fault)
                     return fault
         return None
+
+    def take_triggers(self, method: str, path: str) -> list[Trigger]:
+        with self.lock:
+            hits = [t for t in self.triggers if route_matches(t.method, t.path, method, path)]
+            for trigger in hits:
+                trigger.times -= 1
+            self.triggers = [t for t in self.triggers if t.times > 0]
+        return hits
 
     # -- repository lookups -------------------------------------------------------------
 

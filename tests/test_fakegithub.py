@@ -281,6 +281,22 @@ def test_fault_after_applying_makes_a_retried_post_visible(gh: FakeGitHub) -> No
     assert len(gh.reviews(REPO, number)) == 2
 
 
+def test_triggers_change_the_pull_request_mid_task(gh: FakeGitHub) -> None:
+    number = open_pull(gh)
+    before = gh.head_sha(REPO, number)
+    gh.when("POST", f"/repos/{REPO}/check-runs", "force_push", REPO, "feature", files={"x": "1"})
+    gh.when("GET", f"/repos/{REPO}/pulls/*", "close_pull", REPO, number)
+    repo = client(gh).get_repo(REPO)
+    assert repo.get_pull(number).state == "open"  # the trigger runs after the answer
+    assert gh.pull(REPO, number)["state"] == "closed"
+    assert gh.head_sha(REPO, number) == before
+    gh.reopen_pull(REPO, number)
+    repo.create_check_run(name="GitNeural", head_sha=before, status="in_progress")
+    assert gh.head_sha(REPO, number) != before
+    with pytest.raises(ValueError, match="no helper"):
+        gh.when("GET", "/", "stop")
+
+
 def test_rate_limit_faults_and_headers(gh: FakeGitHub) -> None:
     token = gh.mint_token(1)
     resp = api(gh, "GET", f"/repos/{REPO}", token)
@@ -424,6 +440,11 @@ def test_cli_mode_serves_from_its_own_process(tmp_path: Path) -> None:
         assert g.get_repo(REPO).default_branch == "main"
         [record] = remote.requests("GET", f"/repos/{REPO}")
         assert record.status == 200
+        remote.push(REPO, "feature", {"a.py": "1\n"})
+        number = remote.create_pull(REPO, head="feature")
+        remote.when("GET", f"/repos/{REPO}/pulls/{number}", "close_pull", REPO, number)
+        assert g.get_repo(REPO).get_pull(number).state == "open"
+        assert remote.pull(REPO, number)["state"] == "closed"
         with pytest.raises(RuntimeError, match="no repository"):
             remote.pull("nope/nope", 1)
     finally:

@@ -155,6 +155,8 @@ def test_a_lock_held_by_another_process_makes_the_fetch_wait(
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
     assert target(fetch(gh, cache, ["main"]), "refs/heads/main") == gh.branch_sha(REPO, "main")
 
 
