@@ -3,6 +3,7 @@ annotated diff, and instructions read from the trusted snapshot only."""
 
 from __future__ import annotations
 
+import importlib
 import textwrap
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from bot.review.context import (
 )
 from bot.review.diff import parse_diff
 from bot.review.enclosing import MAX_RANGE_LINES, enclosing_ranges
+from bot.review.enclosing_python import parse_units, python_units
 
 
 def _src(text: str) -> str:
@@ -504,3 +506,33 @@ def test_context_of_a_rename_with_edits_reads_the_new_path(tmp_path: Path, expan
     assert (file.path, file.old_path) == ("new.py", "old.py")
     ctx = build_file_context(file, change.head, expand=expand)
     assert ("def save" in ctx.context_text) is expand
+
+
+@pytest.mark.parametrize("module", ["argparse", "inspect", "typing", "email._header_value_parser"])
+def test_python_fast_path_agrees_with_a_whole_file_parse(module: str) -> None:
+    # Real code: decorators, nested classes, multi-line signatures and docstrings,
+    # try/except/else at module level, huge tables.
+    source = Path(importlib.import_module(module).__file__ or "").read_text(encoding="utf-8")
+    lines = source.split("\n")
+    assert len(lines) > 1000
+    wanted = list(range(1, len(lines) + 1, 7))
+    fast = python_units(lines, wanted)
+    whole = parse_units(source)
+    assert fast is not None and whole is not None
+
+    def innermost(units: list[tuple[int, int, int]], n: int) -> tuple[int, int, int] | None:
+        return min((u for u in units if u[0] <= n <= u[1]), key=lambda u: u[1] - u[0], default=None)
+
+    assert [innermost(fast, n) for n in wanted] == [innermost(whole, n) for n in wanted]
+    assert len(fast) < len(whole)  # it did not parse everything
+
+
+def test_python_fast_path_gives_way_to_a_whole_parse_when_cuts_are_odd() -> None:
+    # A continuation line at column 0 looks like a new top-level statement: the cut
+    # before it does not parse, so the whole file is parsed and the answer is right.
+    body = "".join(f"    x{i} = {i}\n" for i in range(100))
+    source = f"def f():\n{body}    y = 1 + \\\n2\n{body}    return y\n"
+    lines = source.split("\n")
+    assert lines[102] == "2"
+    assert python_units(lines, [103, 150]) == parse_units(source) == [(1, 204, 1)]
+    assert enclosing_ranges("f.py", source, [103]) == [(1, 15, "def f():")]

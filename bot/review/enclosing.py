@@ -1,7 +1,8 @@
 """The function or class around a changed line, so the model sees whole units of code.
 
-Python is parsed with :mod:`ast`: the innermost ``def``/``class`` containing the line
-(decorators included); a module-level line has no enclosing unit.
+Python is parsed with :mod:`ast` (see :mod:`bot.review.enclosing_python`): the innermost
+``def``/``class`` containing the line (decorators included); a module-level line has no
+enclosing unit.
 
 Other languages use a heuristic, because a parser per language is a heavy dependency for
 a hint. Scanning backwards from the line (at most ``_MAX_SCAN`` lines), a line is a
@@ -27,13 +28,13 @@ diff already, and a 2,000-line function would eat the token budget.
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections.abc import Iterable
 from typing import Literal
 
 from bot.review.diff import printable
+from bot.review.enclosing_python import python_units
 
 Family = Literal["python", "brace", "indent", "auto", "none"]
 
@@ -265,20 +266,6 @@ class _Scanner:
         return None
 
 
-def _python_units(source: str) -> list[tuple[int, int, int]] | None:
-    """``(start, end, header_line)`` of every def/class, or None if it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    units = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            units.append((start, node.end_lineno or node.lineno, node.lineno))
-    return units
-
-
 def _name(line: str) -> str:
     text = line.strip()
     return text if len(text) <= 80 else text[:77] + "..."
@@ -299,7 +286,7 @@ def enclosing_ranges(
     if not wanted or family == "none":
         return []
     found: set[tuple[int, int, int]] = set()
-    units = _python_units(text) if family == "python" else None
+    units = python_units(src_lines, wanted) if family == "python" else None
     if units is not None:
         for n in wanted:
             inside = [u for u in units if u[0] <= n <= u[1]]
