@@ -71,27 +71,33 @@ def _digest(secret: str) -> str:
 
 def _key_blocks(text: str) -> list[_Span]:
     spans: list[_Span] = []
-    pos = 0
-    while (begin := _BEGIN.search(text, pos)) is not None:
-        end = _END.search(text, begin.end(), begin.end() + _MAX_KEY_CHARS)
+    paired_ends: set[int] = set()
+    begin = _BEGIN.search(text)
+    while begin is not None:
+        following = _BEGIN.search(text, begin.end())
+        # The END of this key comes before the next BEGIN (bounding the search keeps a
+        # text of many markers linear).
+        limit = min(begin.end() + _MAX_KEY_CHARS, following.start() if following else len(text))
+        end = _END.search(text, begin.end(), limit)
         if end is not None:
             stop = end.end()
+            paired_ends.add(end.start())
         else:
             # Truncated (a window or hunk that ends inside the key): the body lines after.
-            stop = begin.end()
-            nl = text.find("\n", stop)
+            nl = text.find("\n", begin.end())
             stop = len(text) if nl < 0 else nl + 1
-            if nl >= 0:
-                while (line := _BODY_LINE.match(text, stop)) is not None and line.end() > stop:
-                    stop = line.end()
+            while nl >= 0 and (line := _BODY_LINE.match(text, stop)) and line.end() > stop:
+                stop = line.end()
         body = text[begin.end() : stop]
         if _BASE64_RUN.search(body):
             # A marker without base64 after it is code that parses PEM, not a key.
             spans.append(_Span(begin.start(), stop, PRIVATE_KEY, True, _digest(body)))
-        pos = max(stop, begin.end())
+        while following is not None and following.start() < stop:
+            following = _BEGIN.search(text, following.end())
+        begin = following
     # An END whose BEGIN lies before the scanned text: the key lines just above it.
     for end in _END.finditer(text):
-        if any(s.start <= end.start() < s.end for s in spans):
+        if end.start() in paired_ends:
             continue
         start = cursor = text.rfind("\n", 0, end.start()) + 1
         while cursor > 0:
