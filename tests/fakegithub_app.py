@@ -16,12 +16,12 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives import serialization
+from fakegithub_shapes import Json
 from fakegithub_store import (
     DOCS,
     RATE_LIMIT,
     Fault,
     Installation,
-    Json,
     Repo,
     RequestRecord,
     Store,
@@ -257,7 +257,7 @@ def _before() -> ResponseReturnValue | None:
         kind=kind,
         query=request.args.to_dict(),
         json=request.get_json(silent=True) if is_json else None,
-        headers=clean_headers(request.headers),
+        headers=clean_headers(dict(request.headers)),
     )
     g.record = rec
     s = store()
@@ -312,6 +312,7 @@ def _api_error(exc: ApiError) -> Response:
 
 
 def create_app(s: Store, api_prefix: str) -> Flask:
+    import fakegithub_checks
     import fakegithub_git
     import fakegithub_pulls
     import fakegithub_rest
@@ -324,5 +325,6 @@ def create_app(s: Store, api_prefix: str) -> Flask:
     app.register_error_handler(ApiError, _api_error)
     app.register_blueprint(fakegithub_pulls.blueprint(api_prefix))
     app.register_blueprint(fakegithub_rest.blueprint(api_prefix))
+    app.register_blueprint(fakegithub_checks.blueprint(api_prefix))
     app.register_blueprint(fakegithub_git.blueprint())
     return app

@@ -118,7 +118,7 @@ def pull_diff(git: pygit2.Repository, base_sha: str, head_sha: str) -> PullDiff:
     head = git[head_sha].peel(pygit2.Commit)
     merge_base = git.merge_base(base_sha, head.id)
     old_tree = git[merge_base].peel(pygit2.Tree) if merge_base else _empty_tree(git)
-    diff = git.diff(old_tree, head.tree, context_lines=3)
+    diff = old_tree.diff_to_tree(head.tree, context_lines=3)
     diff.find_similar(flags=DiffFind.FIND_RENAMES)
     files: dict[str, FileDiff] = {}
     texts: list[str] = []
@@ -150,7 +150,7 @@ def pull_diff(git: pygit2.Repository, base_sha: str, head_sha: str) -> PullDiff:
             old_path=delta.old_file.path,
             status=_STATUS.get(delta.status, "modified"),
             sha=str(delta.old_file.id if removed else delta.new_file.id),
-            binary=delta.is_binary,
+            binary=bool(delta.is_binary),
             hunks=hunks,
             additions=additions,
             deletions=deletions,

@@ -10,7 +10,7 @@ import os
 import subprocess
 
 from fakegithub_app import auth_repo, forbid, record, store
-from fakegithub_pulls import pull_diff_of
+from fakegithub_reviews import pull_diff_of
 from flask import Blueprint, Response, request
 
 _CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}

@@ -5,7 +5,6 @@ review is refused with 422, nothing stored."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pygit2
 from fakegithub_app import (
@@ -25,167 +24,21 @@ from fakegithub_diff import (
     MAX_DIFF_FILES,
     MAX_DIFF_LINES,
     FileDiff,
-    PullDiff,
     comment_error,
-    pull_diff,
 )
-from fakegithub_store import Json, Pull, Repo, iso
+from fakegithub_reviews import (
+    EVENTS,
+    FORBIDDEN_EVENTS,
+    comment_json,
+    commit_exists,
+    create_review,
+    pull_diff_of,
+    pull_or_404,
+    review_json,
+)
+from fakegithub_shapes import Json, iso
+from fakegithub_store import Pull, Repo
 from flask import Blueprint, Response, request
-
-REVIEWS_DOCS = "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
-EVENTS = {"COMMENT": "COMMENTED", "APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}
-FORBIDDEN_EVENTS = {
-    "APPROVE": "approves the pull request",
-    "REQUEST_CHANGES": "requests changes on the pull request",
-}
-
-
-def _pull(owner: str, name: str, number: int) -> tuple[Repo, Pull]:
-    repo = auth_repo(owner, name)
-    pull = repo.pulls.get(number)
-    if pull is None:
-        raise ApiError(404, "Not Found")
-    return repo, pull
-
-
-def pull_diff_of(repo: Repo, pull: Pull, commit_id: str | None = None) -> PullDiff:
-    s = store()
-    return pull_diff(repo.git(), s.base_sha(repo, pull), commit_id or s.head_sha(repo, pull))
-
-
-def _commit_exists(repo: Repo, sha: Any) -> bool:
-    if not isinstance(sha, str):
-        return False
-    try:
-        repo.git()[sha].peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.InvalidSpecError):
-        return False
-    return True
-
-
-def _author() -> str:
-    return store().bot_login
-
-
-def comment_json(
-    repo: Repo,
-    pull: Pull,
-    review_id: int,
-    c: Json,
-    commit_id: str,
-    file: FileDiff,
-    user: str,
-) -> Json:
-    s = store()
-    cid = s.next_id()
-    line, side = c.get("line"), c.get("side", "RIGHT")
-    if line is None and c.get("position") is not None:
-        side, line = file.position_of(c["position"]) or ("RIGHT", None)
-    start_line = c.get("start_line")
-    url = f"{s.repo_url(repo)}/pulls/comments/{cid}"
-    pull_url = f"{s.repo_url(repo)}/pulls/{pull.number}"
-    html = f"{s.web_url}/{repo.full_name}/pull/{pull.number}#discussion_r{cid}"
-    now = iso(time.time())
-    return {
-        "id": cid,
-        "node_id": f"PRRC_{cid}",
-        "pull_request_review_id": review_id,
-        "diff_hunk": file.diff_hunk(side, line) if isinstance(line, int) else "",
-        "path": file.path,
-        "position": c.get("position"),
-        "original_position": c.get("position"),
-        "commit_id": commit_id,
-        "original_commit_id": commit_id,
-        "user": s.user(user),
-        "body": c["body"],
-        "created_at": now,
-        "updated_at": now,
-        "html_url": html,
-        "url": url,
-        "pull_request_url": pull_url,
-        "author_association": "NONE",
-        "_links": {
-            "self": {"href": url},
-            "html": {"href": html},
-            "pull_request": {"href": pull_url},
-        },
-        "start_line": start_line,
-        "original_start_line": start_line,
-        "start_side": c.get("start_side", side) if start_line is not None else None,
-        "line": line,
-        "original_line": line,
-        "side": side,
-        "subject_type": c.get("subject_type", "line"),
-        "in_reply_to_id": c.get("in_reply_to"),
-        "_repo": repo.full_name,
-        "_pull": pull.number,
-    }
-
-
-def review_json(repo: Repo, pull: Pull, body: str, event: str | None, commit_id: str) -> Json:
-    s = store()
-    rid = s.next_id()
-    pull_url = f"{s.repo_url(repo)}/pulls/{pull.number}"
-    html = f"{s.web_url}/{repo.full_name}/pull/{pull.number}#pullrequestreview-{rid}"
-    return {
-        "id": rid,
-        "node_id": f"PRR_{rid}",
-        "user": s.user(_author()),
-        "body": body,
-        "state": EVENTS.get(event or "", "PENDING"),
-        "html_url": html,
-        "pull_request_url": pull_url,
-        "author_association": "NONE",
-        "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
-        "submitted_at": iso(time.time()) if event else None,
-        "commit_id": commit_id,
-        "_repo": repo.full_name,
-        "_pull": pull.number,
-        "_event": event,
-    }
-
-
-def _create_review(owner: str, name: str, number: int) -> Response:
-    repo, pull = _pull(owner, name, number)
-    require_token()
-    data = body_json()
-    s = store()
-    event = data.get("event")
-    if event is not None and event not in EVENTS:
-        raise ApiError(422, "Unprocessable Entity", errors=[f"Invalid event: {event}"])
-    if event in FORBIDDEN_EVENTS:
-        forbid(FORBIDDEN_EVENTS[event])
-    commit_id = data.get("commit_id") or s.head_sha(repo, pull)
-    if not _commit_exists(repo, commit_id):
-        raise ApiError(
-            422, "Unprocessable Entity", errors=[f"No commit found for SHA: {commit_id}"]
-        )
-    body = data.get("body") or ""
-    if not isinstance(body, str) or len(body) > MAX_BODY:
-        raise validation_failed(
-            "PullRequestReview", "body", f"body is too long (maximum is {MAX_BODY} characters)"
-        )
-    comments = data.get("comments") or []
-    if not isinstance(comments, list) or not all(isinstance(c, dict) for c in comments):
-        raise ApiError(422, "Invalid request.", errors=["comments must be a list of objects"])
-    if event == "REQUEST_CHANGES" and not body:
-        raise ApiError(422, "Unprocessable Entity", errors=["Review body is required"])
-    if event == "COMMENT" and not body and not comments:
-        raise ApiError(422, "Unprocessable Entity", errors=["Review body is required"])
-    diff = pull_diff_of(repo, pull, commit_id)
-    errors = [e for e in (comment_error(diff, c) for c in comments) if e is not None]
-    if errors:
-        # GitHub refuses the whole review and stores nothing.
-        raise ApiError(422, "Unprocessable Entity", errors=errors, docs=REVIEWS_DOCS)
-    review = review_json(repo, pull, body, event, commit_id)
-    with s.lock:
-        s.reviews[review["id"]] = review
-        for c in comments:
-            cj = comment_json(
-                repo, pull, review["id"], c, commit_id, diff.files[c["path"]], _author()
-            )
-            s.review_comments[cj["id"]] = cj
-    return json_response(public(review))
 
 
 def _review(repo: Repo, pull: Pull, rid: int) -> Json:
@@ -271,7 +124,7 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.get(f"{base}/<int:number>")
     def get_pull(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         accept = request.headers.get("Accept", "")
         if "diff" in accept or "patch" in accept:
             return _diff_text(repo, pull)
@@ -279,19 +132,19 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.patch(f"{base}/<int:number>")
     def edit_pull(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         forbid("edits the pull request")
         return json_response(store().pull_json(repo, pull))
 
     @bp.get(f"{base}/<int:number>/files")
     def list_files(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         files = list(pull_diff_of(repo, pull).files.values())[:3000]
         return paginate([_file_json(repo, f) for f in files])
 
     @bp.get(f"{base}/<int:number>/commits")
     def list_commits(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         s = store()
         git = repo.git()
         walker = git.walk(s.head_sha(repo, pull), pygit2.enums.SortMode.REVERSE)
@@ -300,21 +153,21 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.get(f"{base}/<int:number>/reviews")
     def list_reviews(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         return paginate(_pull_reviews(repo, pull))
 
     @bp.post(f"{base}/<int:number>/reviews")
-    def create_review(owner: str, name: str, number: int) -> Response:
-        return _create_review(owner, name, number)
+    def post_review(owner: str, name: str, number: int) -> Response:
+        return create_review(owner, name, number)
 
     @bp.get(f"{base}/<int:number>/reviews/<int:rid>")
     def get_review(owner: str, name: str, number: int, rid: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         return json_response(public(_review(repo, pull, rid)))
 
     @bp.put(f"{base}/<int:number>/reviews/<int:rid>")
     def update_review(owner: str, name: str, number: int, rid: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         require_token()
         review = _review(repo, pull, rid)
         body = body_json().get("body")
@@ -325,7 +178,7 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.post(f"{base}/<int:number>/reviews/<int:rid>/events")
     def submit_review(owner: str, name: str, number: int, rid: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         require_token()
         review = _review(repo, pull, rid)
         event = body_json().get("event")
@@ -338,7 +191,7 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.put(f"{base}/<int:number>/reviews/<int:rid>/dismissals")
     def dismiss_review(owner: str, name: str, number: int, rid: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         require_token()
         review = _review(repo, pull, rid)
         review["state"] = "DISMISSED"
@@ -346,19 +199,19 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.get(f"{base}/<int:number>/reviews/<int:rid>/comments")
     def list_review_comments(owner: str, name: str, number: int, rid: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         _review(repo, pull, rid)
         comments = _pull_comments(repo, pull)
         return paginate([c for c in comments if c["pull_request_review_id"] == rid])
 
     @bp.get(f"{base}/<int:number>/comments")
     def list_comments(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         return paginate(_pull_comments(repo, pull))
 
     @bp.post(f"{base}/<int:number>/comments")
     def create_comment(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         require_token()
         data = body_json()
         s = store()
@@ -371,7 +224,7 @@ def blueprint(prefix: str) -> Blueprint:
             commit_id = parent["commit_id"]
         else:
             commit_id = data.get("commit_id")
-            if not _commit_exists(repo, commit_id):
+            if not commit_exists(repo, commit_id):
                 raise validation_failed("PullRequestReviewComment", "commit_id", "is not valid")
         diff = pull_diff_of(repo, pull, commit_id)
         error = comment_error(diff, data)
@@ -379,7 +232,7 @@ def blueprint(prefix: str) -> Blueprint:
             raise validation_failed("PullRequestReviewComment", "pull_request_review_thread", error)
         review = review_json(repo, pull, "", "COMMENT", commit_id)
         cj = comment_json(
-            repo, pull, review["id"], data, commit_id, diff.files[data["path"]], _author()
+            repo, pull, review["id"], data, commit_id, diff.files[data["path"]], store().bot_login
         )
         with s.lock:
             s.reviews[review["id"]] = review
@@ -410,7 +263,7 @@ def blueprint(prefix: str) -> Blueprint:
 
     @bp.route(f"{base}/<int:number>/merge", methods=["GET", "PUT"])
     def merge(owner: str, name: str, number: int) -> Response:
-        repo, pull = _pull(owner, name, number)
+        repo, pull = pull_or_404(owner, name, number)
         if request.method == "GET":
             raise ApiError(404, "Not Found")  # "not merged"
         forbid("merges the pull request")
