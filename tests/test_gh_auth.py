@@ -3,6 +3,7 @@ credentials from the environment, and a client that never posts twice."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -80,6 +81,19 @@ def test_token_is_minted_again_near_its_expiry(gh: FakeGitHub, creds: AppCredent
     relaxed = InstallationTokens(creds, refresh_margin_s=100)
     assert relaxed.get(1) == relaxed.get(1)
     assert len(gh.requests("POST", MINT)) == 3
+
+
+def test_debug_logs_never_show_the_token(
+    gh: FakeGitHub, creds: AppCredentials, caplog: pytest.LogCaptureFixture
+) -> None:
+    # PyGithub pins its logger at INFO; an operator debugging GitHub calls lowers it.
+    with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, logger="github"):
+        tokens = InstallationTokens(creds)
+        token = tokens.get(1)
+        client(creds, tokens).get_repo(REPO).get_pull(1)
+    assert "access_tokens" in caplog.text  # PyGithub did log the minting exchange...
+    assert token not in caplog.text  # ...without the token it answered with
+    assert gh.private_key_pem.splitlines()[1] not in caplog.text
 
 
 def test_invalidate_forces_a_new_token(gh: FakeGitHub, creds: AppCredentials) -> None:

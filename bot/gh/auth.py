@@ -8,7 +8,9 @@ Nothing here logs or raises with a token, a JWT or the key in its text.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -36,6 +38,30 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 #: Reads are retried on these; writes never are (a review must not be posted twice).
 _RETRIED_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _RETRIED_STATUSES = [429, 500, 502, 503, 504]
+
+
+_TOKEN_TEXT = re.compile(r"\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}")
+_TOKEN_FIELD = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+""")
+
+
+class _RedactTokens(logging.Filter):
+    """PyGithub logs whole response bodies at DEBUG, and the body of an access-token
+    request is the token: blank tokens out of its records before any handler sees them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        redacted = _TOKEN_FIELD.sub(r"\1***", _TOKEN_TEXT.sub(r"\1***", text))
+        if redacted != text:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def _guard_pygithub_logs() -> None:
+    # Logger filters do not apply to records propagated from child loggers, so the
+    # filter goes on the logger PyGithub actually logs requests with.
+    logger = logging.getLogger("github.Requester")
+    if not any(isinstance(f, _RedactTokens) for f in logger.filters):
+        logger.addFilter(_RedactTokens())
 
 
 class GitHubAuthError(GitNeuralError):
@@ -191,6 +217,7 @@ class InstallationTokens:
         self._lock = threading.Lock()
         self._cache: dict[int, tuple[str, float]] = {}
         self._integration: GithubIntegration | None = None
+        _guard_pygithub_logs()
 
     def get(self, installation_id: int) -> str:
         with self._lock:
