@@ -3,8 +3,12 @@
 Patterns come from the model, so they are untrusted: regexes run on the ``regex``
 package with a timeout (a catastrophic pattern such as ``(a+)+$`` gives up with partial
 results instead of hanging a worker), and every search has caps on files scanned, bytes
-per file and matches returned. Files are searched *after* secret redaction, so a
-pattern cannot probe a secret character by character ("does ``ghp_a`` match?").
+per file and matches returned. We chose the timeout over rejecting nested quantifiers
+(which misses ``(a|aa)+$`` and friends) and over a worker process per search (costly, and
+``re`` cannot be interrupted in a thread). ``regex`` measures its timeout in CPU time, so
+on a heavily loaded machine a search can overrun its wall-clock budget proportionally.
+Files are searched *after* secret redaction, so a pattern cannot probe a secret
+character by character ("does ``ghp_a`` match?").
 """
 
 from __future__ import annotations
@@ -180,8 +184,18 @@ class Scanner:
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
 
-    def _texts(self, selected: Callable[[str], bool], needle: bytes) -> Iterator[tuple[str, str]]:
-        """(path, redacted text) of each searchable file that contains ``needle``."""
+    def _texts(
+        self,
+        selected: Callable[[str], bool],
+        needle: bytes,
+        probe: regex.Pattern[str] | None = None,
+    ) -> Iterator[tuple[str, str]]:
+        """(path, redacted text) of each searchable file that may match.
+
+        ``needle`` (bytes that must occur) and ``probe`` (a pattern that must match the
+        raw text) only skip files cheaply: redaction costs more than a search, and most
+        files do not match. Hits always come from the redacted text.
+        """
         result = self.result
         for path in self._snapshot.walk():
             if not selected(path):
@@ -205,7 +219,15 @@ class Scanner:
                 continue
             if needle and needle not in data:
                 continue
-            yield path, redact_text(decode_text(data))[0]
+            text = decode_text(data)
+            if probe is not None:
+                try:
+                    if probe.search(text, timeout=max(self._remaining(), 0.01)) is None:
+                        continue
+                except TimeoutError:
+                    result.timed_out = True
+                    return
+            yield path, redact_text(text)[0]
 
     def _add(self, path: str, line_no: int, line: str) -> bool:
         """Record a hit; False once the cap is reached."""
@@ -222,7 +244,7 @@ class Scanner:
         self, pattern: regex.Pattern[str], selected: Callable[[str], bool], needle: bytes
     ) -> SearchResult:
         """Every line matching ``pattern``, one hit per line, in walk order."""
-        for path, text in self._texts(selected, needle):
+        for path, text in self._texts(selected, needle, None if needle else pattern):
             pos, line_no, counted = 0, 1, 0
             while pos <= len(text):
                 try:
