@@ -43,6 +43,12 @@ class ModelConfigError(ModelError):
     """No API key, a wrong base URL or a rejected key (HTTP 401/403/404)."""
 
 
+class MissingKeyError(ModelConfigError):
+    """No API key is set: a configuration error, found before any request."""
+
+    exit_code = EXIT_USAGE
+
+
 class ModelQuotaError(ModelError):
     """``exceeded_current_quota_error``: never retried, the account must be topped up."""
 

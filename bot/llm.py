@@ -19,7 +19,7 @@ from typing import Any, cast, get_args
 
 from bot.errors import (
     ConfigError,
-    ModelConfigError,
+    MissingKeyError,
     ModelError,
     ModelOutputError,
     ModelTimeoutError,
@@ -99,7 +99,7 @@ class LLMSettings:
 
     def require_key(self) -> str:
         if not self.api_key:
-            raise ModelConfigError(
+            raise MissingKeyError(
                 "no API key: set KIMI_API_KEY (or MOONSHOT_API_KEY) to a Moonshot API key"
             )
         return self.api_key
@@ -163,7 +163,10 @@ class K3Client:
             except RetryableFailure as failure:
                 last = failure
             self._check_deadline(deadline, started, last)
-            if attempt > self.settings.max_retries:
+            limit = self.settings.max_retries
+            if last.max_retries is not None:
+                limit = min(limit, last.max_retries)
+            if attempt > limit:
                 raise last.final(attempt)
             delay = self._backoff(attempt, last.retry_after)
             if deadline is not None and time.monotonic() + delay >= deadline:

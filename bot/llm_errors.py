@@ -92,6 +92,13 @@ class RetryableFailure(Exception):
     detail: str  # short, for progress lines: "429 engine_overloaded_error"
     final: Callable[[int], ModelError]  # given the number of attempts made
     retry_after: float | None = None
+    #: A tighter cap than the settings' for this kind of failure, or None.
+    max_retries: int | None = None
+
+
+#: Nothing listens at the base URL, or its host does not resolve: almost always a wrong
+#: KIMI_BASE_URL or no network, seldom a server restarting. Retry briefly, then say so.
+UNREACHABLE_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,9 @@ def _root_cause(exc: BaseException) -> BaseException:
         exc = nxt
 
 
+_UNREACHABLE = ("connection refused", "host name not found")
+
+
 def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailure:
     root = _root_cause(exc)
     if isinstance(root, ConnectionRefusedError):
@@ -191,6 +201,7 @@ def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailur
             f"cannot reach the model API at {ctx.where} ({reason}) after {_attempts(attempts)}; "
             "check KIMI_BASE_URL and the network"
         ),
+        max_retries=UNREACHABLE_RETRIES if reason in _UNREACHABLE else None,
     )
 
 

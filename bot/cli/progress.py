@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import TextIO
 
 from bot.llm import Progress
@@ -19,7 +18,7 @@ class ProgressLine:
         self._tty = self._stream.isatty()
         self._enabled = enabled
         self._ticks = 0
-        self._last_log = 0.0
+        self._next_log_s = _LOG_EVERY_S
         self._drawn = False
 
     def __call__(self, event: Progress) -> None:
@@ -36,10 +35,10 @@ class ProgressLine:
             self._stream.write(f"\r\x1b[2K{spin} {text}")
             self._drawn = True
         else:
-            now = time.monotonic()
-            if now - self._last_log < _LOG_EVERY_S and event.phase != "retrying":
+            # Short reviews print nothing; long ones a line every _LOG_EVERY_S seconds.
+            if event.elapsed_s < self._next_log_s:
                 return
-            self._last_log = now
+            self._next_log_s = event.elapsed_s + _LOG_EVERY_S
             self._stream.write(text + "\n")
         self._stream.flush()
 

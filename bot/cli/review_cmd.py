@@ -27,9 +27,7 @@ def add_parser(commands: Any) -> None:
     )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--staged", action="store_true", help="the staged change (index vs HEAD)")
-    src.add_argument(
-        "--worktree", action="store_true", help="the work tree's changes vs HEAD"
-    )
+    src.add_argument("--worktree", action="store_true", help="the work tree's changes vs HEAD")
     src.add_argument(
         "--base",
         metavar="REV",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-import cmarkgfm  # type: ignore[import-untyped]
-from cmarkgfm.cmark import Options  # type: ignore[import-untyped]
+import cmarkgfm
+from cmarkgfm.cmark import Options
 
 #: Elements cmark-gfm produces from markdown (tables, task lists, footnotes included).
 _MARKDOWN_ELEMENTS = frozenset(

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 from bot.errors import ModelOutputError, ModelTimeoutError
 from bot.llm import ModelClient, Progress, ToolCall
 from bot.review.prompt import submit_review_tool
-from bot.usage import Usage
 from bot.review.submission import (
     Submission,
     SubmissionError,
@@ -26,6 +25,7 @@ from bot.review.submission import (
     parse_submission,
     repair_message,
 )
+from bot.usage import Usage
 
 SUBMIT = "submit_review"
 
