@@ -126,6 +126,7 @@ def test_read_file_numbers_lines(tools: RepoTools) -> None:
     assert out.splitlines()[0] == "src/lib.py: lines 1-9 of 9"
     assert "5 | def helper(a, b):" in out.splitlines()
     assert "truncated" not in out
+    assert call(tools, "read_file", path="./src//lib.py") == out
 
 
 def test_read_file_window(tools: RepoTools) -> None:

@@ -20,7 +20,7 @@ from bot.errors import GitNeuralError
 from bot.review.change import Snapshot
 from bot.review.diff import decode_text, printable
 from bot.review.redact import redact_text
-from bot.review.tool_paths import ToolError, resolve, shown
+from bot.review.tool_paths import ToolError, normalize, resolve, shown
 from bot.review.tool_search import (
     Scanner,
     SearchResult,
@@ -146,7 +146,7 @@ class RepoTools:
                 break
             out.append(row)
             shown_end = number
-        alias = "" if real == path.strip().strip("/") else f" (via symlink {shown(path)})"
+        alias = "" if real == normalize(path) else f" (via symlink {shown(path)})"
         header = f"{printable(real)}{alias}: lines {start}-{shown_end} of {total:,}"
         if shown_end < last_wanted:
             out.append(
