@@ -1,0 +1,67 @@
+"""The hook's policy: when a commit is refused, and what happens when the review can't run.
+
+Flags win over ``[hook]`` in ``.gitneural.toml`` (read from HEAD), which wins over the
+defaults: refuse at ``critical``, effort ``low``, 60 seconds, fail open. The exit code of
+a cached result is derived here again, so changing ``fail_on`` applies to cached reviews.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.config import Effort, HookSettings
+from bot.errors import EXIT_FINDINGS, EXIT_OK, GitNeuralError
+from bot.review.types import Finding, ReviewResult, Severity
+
+SKIP_HINT = "set GITNEURAL_SKIP=1 to skip the review once"
+
+
+@dataclass(frozen=True)
+class HookPolicy:
+    fail_on: Severity
+    effort: Effort
+    timeout: float
+    strict: bool
+
+
+def resolve_policy(
+    settings: HookSettings,
+    *,
+    fail_on: str | None = None,
+    effort: Effort | None = None,
+    timeout: float | None = None,
+    strict: bool | None = None,
+) -> HookPolicy:
+    return HookPolicy(
+        fail_on=Severity(fail_on or settings.fail_on),
+        effort=effort or settings.effort,
+        timeout=timeout if timeout is not None else settings.timeout,
+        strict=settings.strict if strict is None else strict,
+    )
+
+
+def blocking(result: ReviewResult, policy: HookPolicy) -> list[Finding]:
+    """The findings that refuse the commit under ``policy``."""
+    return [f for f in result.findings if f.severity.at_least(policy.fail_on)]
+
+
+def verdict(results: list[ReviewResult], policy: HookPolicy) -> tuple[int, str | None]:
+    """Exit code and the closing line for the reviews of one hook run."""
+    worst = [f for r in results for f in blocking(r, policy)]
+    if not worst:
+        return EXIT_OK, None
+    count = len(worst)
+    noun = "finding" if count == 1 else "findings"
+    return EXIT_FINDINGS, (
+        f"gitneural: refused: {count} {noun} at or above {policy.fail_on} "
+        f"(fail_on in [hook] or --fail-on); fix them, or {SKIP_HINT}"
+    )
+
+
+def cannot_review(error: GitNeuralError, policy: HookPolicy) -> tuple[int, str]:
+    """Fail open (exit 0 with a warning) unless strict: the one line the user sees."""
+    if policy.strict:
+        return max(error.exit_code, EXIT_FINDINGS), (
+            f"gitneural: refused: the review could not run (strict): {error}; or {SKIP_HINT}"
+        )
+    return EXIT_OK, f"gitneural: warning: not reviewed, going ahead: {error}"
