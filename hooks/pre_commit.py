@@ -130,7 +130,8 @@ def _targets(options: HookOptions, env: Mapping[str, str], stdin: TextIO) -> lis
     if stage == "pre-commit":
         return [staged_target(repo)]
     remote = options.hook_args[0] if options.hook_args else env.get("PRE_COMMIT_REMOTE_NAME", "")
-    lines = "" if env.get("PRE_COMMIT_FROM_REF") else stdin.read()
+    # The framework has read git's lines already and names the range in the environment.
+    lines = "" if is_framework_push(env) else stdin.read()
     return push_targets(repo, env, remote, lines)
 
 
