@@ -79,3 +79,23 @@ class ModelTimeoutError(ModelError):
     """The review's time budget ran out before the model answered."""
 
     transient = True
+
+
+class GitHubError(GitNeuralError):
+    """GitHub refused or failed a request (the App's reads and writes, not token minting)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        #: Whether the same request may succeed later (5xx, rate limits, network faults).
+        self.transient = transient
+        #: Seconds GitHub asked to wait (``retry-after`` or ``x-ratelimit-reset``), if it said.
+        self.retry_after = retry_after
+        #: The HTTP status, when GitHub answered at all.
+        self.status = status

@@ -1,0 +1,152 @@
+"""The "GitNeural" check run: ``in_progress`` while a review runs, then completed with a
+conclusion, a summary (coverage and usage) and annotations on the reviewed lines.
+
+GitHub takes at most 50 annotations per request (they accumulate over updates), so the
+completion is one PATCH per 50. ``output.summary`` and ``output.text`` are capped at
+65,535 characters. Annotations are plain text on GitHub, but they are still cut and
+cleaned of control characters: they hold model text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from github.CheckRun import CheckRun
+from github.Repository import Repository
+
+from bot.gh.pulls import github_errors
+from bot.render.sanitize import sanitize_markdown, terminal_text
+from bot.review.types import Finding, Severity
+
+CHECK_NAME = "GitNeural"
+MAX_ANNOTATIONS = 50
+MAX_OUTPUT = 65_535
+_TITLE_MAX = 255
+_MESSAGE_MAX = 4_000
+_LEVELS = {
+    Severity.CRITICAL: "failure",
+    Severity.MAJOR: "warning",
+    Severity.MINOR: "notice",
+    Severity.NIT: "notice",
+}
+
+
+@dataclass
+class CheckOutput:
+    conclusion: str
+    title: str
+    summary: str
+    text: str = ""
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _plain(text: str, limit: int) -> str:
+    clean = terminal_text(text).replace("\t", " ").strip()
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def finding_annotations(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Annotations for findings on the new file (old-file lines have no place there)."""
+    out = []
+    for finding in findings:
+        if finding.side != "RIGHT":
+            continue
+        annotation: dict[str, Any] = {
+            "path": finding.path,
+            "start_line": finding.start_line,
+            "end_line": finding.end_line,
+            "annotation_level": _LEVELS[finding.severity],
+            "title": _plain(f"{finding.severity}: {finding.title}", _TITLE_MAX),
+            "message": _plain(finding.body or finding.title, _MESSAGE_MAX) or finding.title,
+        }
+        if finding.suggestion is not None and len(finding.suggestion) <= _MESSAGE_MAX:
+            annotation["raw_details"] = "Suggested replacement:\n" + terminal_text(
+                finding.suggestion
+            )
+        out.append(annotation)
+    return out
+
+
+def _output(title: str, summary: str, text: str, batch: list[dict[str, Any]]) -> dict[str, Any]:
+    output: dict[str, Any] = {
+        "title": _plain(title, _TITLE_MAX),
+        "summary": sanitize_markdown(summary, limit=MAX_OUTPUT),
+    }
+    if text:
+        output["text"] = sanitize_markdown(text, limit=MAX_OUTPUT)
+    if batch:
+        output["annotations"] = batch
+    return output
+
+
+class Check:
+    """One check run of GitNeural on a head commit."""
+
+    def __init__(self, run: CheckRun, on_401: Callable[[], None] | None = None) -> None:
+        self.run = run
+        self._on_401 = on_401
+
+    @property
+    def id(self) -> int:
+        return int(self.run.id)
+
+    @classmethod
+    def start(
+        cls,
+        repo: Repository,
+        head_sha: str,
+        *,
+        external_id: str,
+        summary: str,
+        on_401: Callable[[], None] | None = None,
+    ) -> Check:
+        """Create the run ``in_progress`` on ``head_sha`` (one POST)."""
+        with github_errors("creating the GitNeural check run", on_401):
+            run = repo.create_check_run(
+                name=CHECK_NAME,
+                head_sha=head_sha,
+                status="in_progress",
+                external_id=external_id[:100],
+                started_at=_now(),
+                output=_output("Reviewing…", summary, "", []),
+            )
+        return cls(run, on_401)
+
+    def complete(self, out: CheckOutput) -> None:
+        """Complete the run: one PATCH, plus one per further 50 annotations."""
+        batches = [
+            out.annotations[i : i + MAX_ANNOTATIONS]
+            for i in range(0, len(out.annotations), MAX_ANNOTATIONS)
+        ] or [[]]
+        with github_errors("completing the GitNeural check run", self._on_401):
+            for i, batch in enumerate(batches):
+                # The first PATCH completes the run, so it shows as done even if adding
+                # the later annotations fails; those only add to what is shown.
+                kwargs: dict[str, Any] = {}
+                if i == 0:
+                    kwargs = {
+                        "status": "completed",
+                        "conclusion": out.conclusion,
+                        "completed_at": _now(),
+                    }
+                self.run.edit(output=_output(out.title, out.summary, out.text, batch), **kwargs)
+
+
+def unfinished_checks(repo: Repository, head_sha: str, app_id: int) -> list[Check]:
+    """GitNeural check runs on ``head_sha`` left ``in_progress`` (a worker died)."""
+    with github_errors("listing check runs"):
+        runs = repo.get_commit(head_sha).get_check_runs(check_name=CHECK_NAME)
+        return [
+            Check(run)
+            for run in runs
+            if run.name == CHECK_NAME
+            and run.status != "completed"
+            and int((run.raw_data.get("app") or {}).get("id") or 0) == app_id
+        ]

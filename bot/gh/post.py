@@ -1,0 +1,108 @@
+"""Posting one review, ``event: COMMENT``, exactly once.
+
+A POST is never retried blindly: when it fails without a clear "not stored" answer (a
+5xx, a reset connection, a timeout), GitNeural first reads the PR's reviews back and
+looks for its marker with this head and delivery; only if the review is not there is it
+posted again, once. A 422 means GitHub stored nothing: GitHub does not say which
+comment it refused, so the retry moves every inline comment into the body.
+Other comments a job leaves (the quota notice) are posted here too, also at most once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import github
+from github.Repository import Repository
+
+from bot.errors import GitHubError
+from bot.gh.pulls import github_errors, lazy_repo
+
+log = logging.getLogger("gitneural.post")
+
+#: Never sent: GitNeural only suggests (DESIGN.md, safety rule 1).
+EVENT = "COMMENT"
+
+
+@dataclass(frozen=True)
+class ReviewDraft:
+    commit_id: str
+    body: str
+    comments: list[dict[str, Any]]
+    #: The same review with every inline comment moved into the body (for a 422).
+    fallback_body: str
+
+
+@dataclass(frozen=True)
+class Posted:
+    review_id: int
+    #: The inline comments were refused (422) and went into the body instead.
+    moved_inline: bool = False
+    #: Found already posted (a lost answer, or an earlier run of the same job).
+    found: bool = False
+
+
+class ReviewRefusedError(GitHubError):
+    """GitHub refused the review even without inline comments."""
+
+
+def _create(
+    repo: Repository, number: int, commit_id: str, body: str, comments: list[dict[str, Any]]
+) -> int:
+    # Lazy objects: naming the PR and the commit costs no request, only the POST does.
+    pr = repo.get_pull(number)
+    commit = repo.get_commit(commit_id)
+    review = pr.create_review(commit=commit, body=body, event=EVENT, comments=comments)  # type: ignore[arg-type]
+    return int(review.id)
+
+
+def post_review(
+    repo: Repository,
+    number: int,
+    draft: ReviewDraft,
+    *,
+    already_posted: Callable[[], int | None],
+    on_401: Callable[[], None] | None = None,
+) -> Posted:
+    """Post ``draft`` on PR ``number`` of ``repo`` (a lazy repository).
+
+    ``already_posted`` reads the reviews back and returns the id of this job's review if
+    it landed after all.
+    """
+    attempts = [(draft.body, draft.comments)]
+    moved = False
+    tried_again = False
+    while True:
+        body, comments = attempts[-1]
+        try:
+            with github_errors("posting the review", on_401):
+                review_id = _create(repo, number, draft.commit_id, body, comments)
+                return Posted(review_id, moved_inline=moved)
+        except GitHubError as exc:
+            if exc.status == 422:
+                if comments:
+                    log.warning("GitHub refused the review's inline comments (422): %s", exc)
+                    attempts.append((draft.fallback_body, []))
+                    moved = True
+                    continue
+                raise ReviewRefusedError(
+                    f"GitHub refused the review even without inline comments: {exc}"
+                ) from None
+            if not exc.transient and exc.status is not None and exc.status < 500:
+                raise  # a plain refusal (403, 404): nothing was stored
+            landed = already_posted()
+            if landed is not None:
+                return Posted(landed, moved_inline=moved, found=True)
+            if tried_again or (exc.retry_after or 0) > 0:
+                raise  # transient: the job is rescheduled, and reads the reviews first
+            tried_again = True
+
+
+def post_issue_comment(gh: github.Github, full_name: str, number: int, body: str) -> int:
+    """A plain PR comment (for notices that are not reviews)."""
+    with github_errors(f"commenting on pull request #{number}"):
+        comment = lazy_repo(gh, full_name).get_issue(number).create_comment(body)
+    return int(comment.id)

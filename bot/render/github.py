@@ -1,0 +1,283 @@
+"""A review as GitHub shows it: inline comments, the review body, and the hidden marker.
+
+The marker ``<!-- gitneural:v1 head=SHA trigger=T delivery=ID since=SHA|- conclusion=C
+fp=F1,F2 -->`` ends every review body GitNeural posts. It is how a later run recognises
+its own work: the head and trigger (or the delivery) make posting idempotent, ``head``
+is where the next ``synchronize`` review starts, and the fingerprints say which findings
+were already posted. Model text is sanitised (:func:`sanitize_markdown` removes every
+HTML comment), so a finding can never forge a marker; the marker is added after.
+
+Every piece of untrusted text (model titles and bodies, file names, skip reasons) is
+sanitised or put in a code span here; the layout around it is GitNeural's own.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.render.sanitize import sanitize_markdown, suggestion_fence
+from bot.review.diff import printable
+from bot.review.types import Coverage, Finding, Severity
+from bot.usage import Usage
+
+#: GitHub's limit for a review body and for each comment body.
+MAX_BODY = 65_536
+MARKER_PREFIX = "<!-- gitneural:v1 "
+_MARKER = re.compile(r"<!-- gitneural:v1 ((?:[a-z]+=[A-Za-z0-9._,-]*\s)*)-->")
+_FIELD = re.compile(r"([a-z]+)=([A-Za-z0-9._,-]*)")
+_SAFE_VALUE = re.compile(r"[^A-Za-z0-9._-]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+ICONS = {
+    Severity.CRITICAL: "🔴",
+    Severity.MAJOR: "🟠",
+    Severity.MINOR: "🟡",
+    Severity.NIT: "⚪",
+}
+_TITLE_LIMIT = 300
+_FINDING_LIMIT = 4_000
+_SUMMARY_LIMIT = 6_000
+_MAX_SKIPPED_LISTED = 30
+
+
+@dataclass(frozen=True)
+class Marker:
+    head: str
+    trigger: str
+    delivery: str
+    #: The start of an incremental review (the last reviewed head); None for a full one.
+    since: str | None = None
+    #: The check run's conclusion when the review was posted.
+    conclusion: str = "neutral"
+    fingerprints: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        fields = {
+            "head": self.head,
+            "trigger": self.trigger,
+            "delivery": self.delivery,
+            "since": self.since or "-",
+            "conclusion": self.conclusion,
+        }
+        parts = [f"{k}={_SAFE_VALUE.sub('', v)[:100] or '-'}" for k, v in fields.items()]
+        fps = ",".join(_SAFE_VALUE.sub("", fp)[:64] for fp in self.fingerprints)
+        return MARKER_PREFIX + " ".join(parts) + f" fp={fps} -->"
+
+
+def parse_marker(body: str | None) -> Marker | None:
+    """The last GitNeural marker in a review body, or None."""
+    found = list(_MARKER.finditer(body or ""))
+    if not found:
+        return None
+    values = dict(_FIELD.findall(found[-1].group(1)))
+    head, trigger = values.get("head", ""), values.get("trigger", "")
+    if not head or not trigger:
+        return None
+    since = values.get("since", "-")
+    return Marker(
+        head=head,
+        trigger=trigger,
+        delivery=values.get("delivery", "-"),
+        since=None if since == "-" else since,
+        conclusion=values.get("conclusion", "neutral"),
+        fingerprints=tuple(fp for fp in values.get("fp", "").split(",") if fp),
+    )
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a finding's lines are on GitHub's web pages."""
+
+    #: The repository's web page, ``https://github.com/OWNER/REPO``.
+    web_url: str
+    #: The reviewed head (RIGHT side) and the reviewed change's base (LEFT side).
+    head_sha: str
+    base_sha: str | None
+
+    def of(self, finding: Finding) -> str | None:
+        sha = self.head_sha if finding.side == "RIGHT" else self.base_sha
+        if sha is None:
+            return None
+        lines = f"L{finding.start_line}"
+        if finding.end_line != finding.start_line:
+            lines += f"-L{finding.end_line}"
+        return f"{self.web_url}/blob/{sha}/{urllib.parse.quote(finding.path)}#{lines}"
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span that no backtick or newline in it can break."""
+    clean = _CONTROL.sub("\ufffd", printable(text))
+    longest = max((len(run) for run in re.findall(r"`+", clean)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if clean.startswith("`") or clean.endswith("`") or not clean.strip() else ""
+    return f"{ticks}{pad}{clean}{pad}{ticks}"
+
+
+def _one_line(text: str, limit: int) -> str:
+    return sanitize_markdown(" ".join(text.split()), limit=limit)
+
+
+def _where(finding: Finding) -> str:
+    lines = (
+        f"line {finding.start_line}"
+        if finding.start_line == finding.end_line
+        else f"lines {finding.start_line}-{finding.end_line}"
+    )
+    return lines + (" (old file)" if finding.side == "LEFT" else "")
+
+
+def _headline(finding: Finding) -> str:
+    category = _one_line(finding.category, 60) if finding.category.strip() else ""
+    parts = [f"{ICONS[finding.severity]} **{finding.severity}**"]
+    if category:
+        parts.append(category)
+    return " · ".join(parts) + f": **{_one_line(finding.title, _TITLE_LIMIT)}**"
+
+
+def _note(finding: Finding) -> str:
+    return f"<sub>{_one_line(finding.note, 1_000)}</sub>" if finding.note.strip() else ""
+
+
+def comment_body(finding: Finding) -> str:
+    """The body of an inline comment: headline, explanation, suggestion, note."""
+    fence = suggestion_fence(finding.suggestion) if finding.suggestion is not None else ""
+    if len(fence) > MAX_BODY // 2:
+        fence = ""  # a replacement this long is not a suggestion anyone reviews
+    head, note = _headline(finding), _note(finding)
+    room = MAX_BODY - len(head) - len(fence) - len(note) - 16
+    text = sanitize_markdown(finding.body, limit=max(200, room)) if finding.body.strip() else ""
+    return "\n\n".join(p for p in (head, text, fence, note) if p)
+
+
+def inline_comment(finding: Finding) -> dict[str, Any]:
+    """One entry of the review's ``comments``, where the findings check anchored it."""
+    comment: dict[str, Any] = {
+        "path": finding.path,
+        "body": comment_body(finding),
+        "line": finding.end_line,
+        "side": finding.side,
+    }
+    if finding.start_line < finding.end_line:
+        comment["start_line"] = finding.start_line
+        comment["start_side"] = finding.side
+    return comment
+
+
+def listed_finding(finding: Finding, links: Links) -> str:
+    """A finding shown in the review body (outside the diff, or refused inline)."""
+    place = f"{code_span(finding.path)} {_where(finding)}"
+    url = links.of(finding)
+    where = f"[{place}]({url})" if url else place
+    parts = [f"{_headline(finding)} — {where}"]
+    if finding.body.strip():
+        parts.append(sanitize_markdown(finding.body, limit=_FINDING_LIMIT))
+    if finding.suggestion is not None and finding.side == "RIGHT":
+        code = finding.suggestion
+        if len(code) <= _FINDING_LIMIT:
+            longest = max((len(r) for r in re.findall(r"`+", code)), default=0)
+            ticks = "`" * max(3, longest + 1)
+            parts.append(f"Suggested replacement:\n\n{ticks}\n{code.rstrip(chr(10))}\n{ticks}")
+    note = _note(finding)
+    if note:
+        parts.append(note)
+    return "\n\n".join(parts)
+
+
+def severity_counts(findings: Iterable[Finding]) -> str:
+    """``1 critical, 2 minor`` (most severe first), or ``no findings``."""
+    counts = {s: 0 for s in Severity}
+    for finding in findings:
+        counts[finding.severity] += 1
+    text = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return text or "no findings"
+
+
+def usage_line(usage: Usage, model: str, effort: str, duration_s: float) -> str:
+    cached = f" ({usage.cached_tokens:,} cached, {usage.cached_ratio:.0%})"
+    return (
+        f"{_one_line(model, 80) or 'model'} at effort {_one_line(effort, 10) or '?'} · "
+        f"{usage.prompt_tokens:,} prompt tokens{cached if usage.cached_tokens else ''} · "
+        f"{usage.completion_tokens:,} completion tokens · {usage.requests} requests · "
+        f"{duration_s:.1f} s"
+    )
+
+
+def coverage_text(coverage: Coverage, scope: str, limit: int = _MAX_SKIPPED_LISTED) -> str:
+    """Reviewed and skipped files, skipped ones named (up to ``limit``) with the reason."""
+    n = len(coverage.reviewed)
+    text = f"Reviewed {n} file{'s' if n != 1 else ''} ({scope})."
+    if coverage.skipped:
+        text += f" Skipped {len(coverage.skipped)}:"
+        lines = [
+            f"\n- {code_span(s.path)}: {_one_line(s.reason, 200)}" for s in coverage.skipped[:limit]
+        ]
+        text += "".join(lines)
+        if len(coverage.skipped) > limit:
+            text += f"\n- … and {len(coverage.skipped) - limit} more"
+    return text
+
+
+@dataclass
+class ReviewText:
+    """What :func:`review_body` needs besides the findings."""
+
+    summary: str
+    coverage: Coverage
+    usage: Usage
+    model: str
+    effort: str
+    duration_s: float
+    #: "the whole pull request", or "changes since `abc1234`".
+    scope: str
+    #: Findings left out because an earlier GitNeural review already posted them.
+    repeated: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def review_body(
+    text: ReviewText,
+    *,
+    inline: Sequence[Finding],
+    listed: Sequence[Finding],
+    links: Links,
+    marker: Marker,
+) -> str:
+    """The review body, at most :data:`MAX_BODY` characters, ending with the marker."""
+    tail = "\n\n" + marker.render()
+    total = [*inline, *listed]
+    counts = f"**{severity_counts(total)}**"
+    if inline:
+        counts += f" · {len(inline)} inline"
+    if listed:
+        counts += f" · {len(listed)} below"
+    if text.repeated:
+        s = "s" if text.repeated != 1 else ""
+        counts += f" · {text.repeated} finding{s} already reported earlier, not repeated"
+    head = [f"### GitNeural review\n\n{counts}"]
+    head += [n for n in text.notes if n]
+    footer = [
+        coverage_text(text.coverage, text.scope),
+        f"<sub>{usage_line(text.usage, text.model, text.effort, text.duration_s)}</sub>",
+    ]
+    room = MAX_BODY - len(tail) - sum(len(p) + 2 for p in head + footer) - 200
+    summary = sanitize_markdown(text.summary, limit=max(0, min(_SUMMARY_LIMIT, room)))
+    parts = head + ([summary] if summary.strip() else [])
+    room -= len(summary) + 2
+    if listed:
+        parts.append("#### Findings not on the diff" if inline else "#### Findings")
+        shown = 0
+        for finding in listed:
+            entry = listed_finding(finding, links)
+            if len(entry) + 2 > room:
+                break
+            parts.append(entry)
+            room -= len(entry) + 2
+            shown += 1
+        if shown < len(listed):
+            parts.append(f"… and {len(listed) - shown} more: see the GitNeural check run.")
+    if sum(len(p) + 2 for p in parts + footer) + len(tail) > MAX_BODY:
+        footer = footer[1:]  # the skipped-file list is the one part that may go
+    return "\n\n".join(parts + footer)[: MAX_BODY - len(tail)] + tail

@@ -1,0 +1,68 @@
+"""What a worker needs to run review jobs: App credentials, the token cache, the mirror
+cache and the model settings, made once per worker process and shared by its jobs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import github
+
+from bot.gh.auth import AppCredentials, InstallationTokens, installation_client
+from bot.gh.mirror import MirrorCache
+from bot.llm import LLMSettings
+from bot.web.settings import default_data_dir
+
+
+@dataclass
+class WorkerContext:
+    creds: AppCredentials
+    tokens: InstallationTokens
+    mirrors: MirrorCache
+    llm: LLMSettings
+    data_dir: Path
+    #: The App's bot account (``<slug>[bot]``). Only its reviews count as GitNeural's;
+    #: when unknown, any bot account's review carrying GitNeural's marker does.
+    bot_login: str | None
+    #: PyGithub's pacing between requests (keeps secondary rate limits away); tests
+    #: turn it off.
+    github_pacing: bool = True
+    #: Seconds one review may take (the model's part stops then); ``None``: the
+    #: repository's ``agent.max_seconds`` alone. Keep it under the task's soft time limit.
+    review_seconds: float | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
+        """``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY[_PATH]``, ``GITHUB_API_URL``,
+        ``KIMI_API_KEY``/``KIMI_BASE_URL``/``GITNEURAL_MODEL``, ``GITNEURAL_DATA_DIR``
+        and ``GITNEURAL_BOT_LOGIN``. A missing model key fails each job with a check run
+        saying so, rather than the worker refusing to start."""
+        env = os.environ if env is None else env
+        creds = AppCredentials.from_env(env)
+        raw_dir = env.get("GITNEURAL_DATA_DIR", "").strip()
+        data_dir = Path(raw_dir).expanduser() if raw_dir else default_data_dir()
+        return cls(
+            creds=creds,
+            tokens=InstallationTokens(creds),
+            mirrors=MirrorCache(data_dir / "mirrors"),
+            llm=LLMSettings.from_env(env),
+            data_dir=data_dir,
+            bot_login=env.get("GITNEURAL_BOT_LOGIN", "").strip() or None,
+        )
+
+    def github(self, installation_id: int) -> github.Github:
+        """A client acting as the installation; it never retries a POST."""
+        if self.github_pacing:
+            return installation_client(self.creds, self.tokens, installation_id)
+        return installation_client(
+            self.creds,
+            self.tokens,
+            installation_id,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
+
+    def forget_token(self, installation_id: int) -> None:
+        self.tokens.invalidate(installation_id)

@@ -1,0 +1,287 @@
+"""One review job, from a queued :class:`~bot.jobs.ReviewJob` to one posted review.
+
+The Celery task calls :func:`run_review_job` and acts on what comes back: a
+:class:`JobOutcome`, or a :class:`TransientJobError` (``transient = True``,
+``retry_after`` in seconds or None) for faults worth retrying later: model overload, 5xx
+and network faults, GitHub rate limits, a mirror that could not be fetched.
+
+The steps, and the GitHub requests they make (six in all when a review is posted, for
+a PR of any size; the token is minted once an hour):
+
+1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``;
+2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
+   automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
+3. fetch base, head and default branch into the mirror by git; settings from the
+   default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
+4. check run ``in_progress`` (1); review the change with K3; before posting,
+   ``still_current`` and a fresh read of the PR (1): closed or moved on, nothing posted;
+5. post the review (1) and complete the check run (1 per 50 annotations).
+
+Failures that are not transient complete the check run with a one-line reason (and,
+for an exhausted model quota, leave one PR comment saying so): status ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
+from bot.gh.checks import Check, CheckOutput, unfinished_checks
+from bot.gh.mirror import MirrorNotFoundError
+from bot.gh.post import post_issue_comment, post_review
+from bot.gh.pulls import (
+    PostedReview,
+    PullInfo,
+    github_errors,
+    gitneural_reviews,
+    lazy_repo,
+    read_pull,
+)
+from bot.jobs import ReviewJob
+from workers.context import WorkerContext
+from workers.publish import check_output, publish
+from workers.reviewing import (
+    QUOTA_MARKER,
+    fetch_mirror,
+    quota_notice_due,
+    review_change,
+    settings_gate,
+)
+
+__all__ = [
+    "JobOutcome",
+    "TransientJobError",
+    "WorkerContext",
+    "add_eyes_reaction",
+    "run_review_job",
+]
+
+log = logging.getLogger("gitneural.worker")
+
+Status = Literal["posted", "nothing-new", "skipped", "superseded", "gone", "failed"]
+AUTOMATIC = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
+#: Triggers that review only what changed since the last review (unless ``full``).
+INCREMENTAL = frozenset({"synchronize", "command"})
+QUOTA_NOTICE = (
+    "GitNeural could not review this pull request: the model API's quota is exhausted. "
+    "The App's operator needs to top up the Moonshot account; comment `/review` "
+    "afterwards to ask again.\n\n" + QUOTA_MARKER
+)
+
+
+@dataclass
+class JobOutcome:
+    status: Status
+    review_id: int | None = None
+    detail: str = ""
+
+
+class TransientJobError(GitNeuralError):
+    """A fault worth retrying later; ``retry_after`` is what GitHub or the model asked."""
+
+    transient = True
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def run_review_job(
+    job: ReviewJob,
+    ctx: WorkerContext,
+    *,
+    still_current: Callable[[str], bool] = lambda head_sha: True,
+) -> JobOutcome:
+    run = _JobRun(job, ctx, still_current)
+    try:
+        outcome = run.run()
+    except GitNeuralError as exc:
+        if getattr(exc, "transient", False):
+            run.close("neutral", "GitNeural will try again", f"Paused: {exc}")
+            log.warning("%s: transient failure, retried later: %s", run.name, exc)
+            raise TransientJobError(str(exc), getattr(exc, "retry_after", None)) from exc
+        outcome = run.fail(exc)
+    except Exception as exc:
+        # The job's one outer boundary: whatever broke (a bug, Celery's soft time limit),
+        # the check run must not stay "in progress" forever. The error propagates.
+        run.close("failure", "GitNeural failed", f"The review stopped ({type(exc).__name__}).")
+        raise
+    log.info("%s: %s %s", run.name, outcome.status, outcome.detail)
+    return outcome
+
+
+def add_eyes_reaction(job: ReviewJob, ctx: WorkerContext) -> None:
+    """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
+    if job.comment_id is None:
+        return
+    gh = ctx.github(job.installation_id)
+    try:
+        with github_errors(
+            "adding the eyes reaction", lambda: ctx.forget_token(job.installation_id)
+        ):
+            issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
+            issue.get_comment(job.comment_id).create_reaction("eyes")
+    except GitHubError as exc:
+        if exc.transient:
+            raise TransientJobError(str(exc), exc.retry_after) from exc
+        log.warning("%s#%d: no eyes reaction: %s", job.repo, job.pr_number, exc)
+
+
+class _JobRun:
+    def __init__(
+        self, job: ReviewJob, ctx: WorkerContext, still_current: Callable[[str], bool]
+    ) -> None:
+        self.job, self.ctx, self.still_current = job, ctx, still_current
+        self.gh = ctx.github(job.installation_id)
+        self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
+        self.pull: PullInfo | None = None
+        self.check: Check | None = None
+        self.earlier: list[PostedReview] = []
+
+    def _forget_token(self) -> None:
+        self.ctx.forget_token(self.job.installation_id)
+
+    def run(self) -> JobOutcome:
+        job = self.job
+        pull = read_pull(self.gh, job.repo, job.pr_number)
+        if pull is None or not pull.open:
+            return JobOutcome("gone", detail="the pull request is closed or gone")
+        if job.head_sha is not None and job.head_sha != pull.head_sha:
+            return JobOutcome("superseded", detail=f"the head is now {pull.head_sha[:12]}")
+        self.pull = pull
+        self.earlier = gitneural_reviews(self.gh, job.repo, job.pr_number, self.ctx.bot_login)
+        done = self._already_done(pull.head_sha)
+        if done is not None:
+            return done
+        try:
+            mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)
+        except MirrorNotFoundError as exc:
+            return JobOutcome("gone", detail=str(exc))
+        gate = settings_gate(job, pull, mirror, refs)
+        if isinstance(gate, str):
+            return JobOutcome("skipped", detail=gate)
+        self.check = Check.start(
+            lazy_repo(self.gh, job.repo),
+            pull.head_sha,
+            external_id=job.delivery_id,
+            summary=f"Reviewing `{pull.head_sha[:12]}` with Kimi K3.",
+            on_401=self._forget_token,
+        )
+        last = self.earlier[-1].marker.head if self.earlier else None
+        incremental = job.trigger in INCREMENTAL and not job.full
+        pc, result = review_change(self.ctx, job, pull, mirror, refs, gate, last, incremental)
+        if result is None:
+            since = (pc.since or "")[:12]
+            self.close(
+                "neutral", "Nothing new to review", f"No file of this PR changed since `{since}`."
+            )
+            return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
+        stop = self._moved_on(pull.head_sha)
+        if stop is not None:
+            return stop
+        pub = publish(
+            result,
+            pc,
+            head_sha=pull.head_sha,
+            trigger=job.trigger,
+            delivery=job.delivery_id,
+            web_url=pull.web_url,
+            posted_fingerprints={fp for r in self.earlier for fp in r.marker.fingerprints},
+            settings=gate.github,
+        )
+        posted = post_review(
+            lazy_repo(self.gh, job.repo),
+            job.pr_number,
+            pub.draft,
+            already_posted=lambda: self._find_posted(pull.head_sha),
+            on_401=self._forget_token,
+        )
+        url = f"{pull.web_url}/pull/{job.pr_number}#pullrequestreview-{posted.review_id}"
+        self.check.complete(check_output(result, pc, pub, url, posted.moved_inline))
+        moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
+        detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
+        return JobOutcome("posted", posted.review_id, detail)
+
+    def _already_done(self, head_sha: str) -> JobOutcome | None:
+        for review in reversed(self.earlier):
+            marker = review.marker
+            same_job = marker.delivery == self.job.delivery_id
+            if not same_job and (self.job.trigger not in AUTOMATIC or marker.head != head_sha):
+                continue
+            if same_job or marker.trigger == self.job.trigger:
+                self._finish_stale_checks(marker.head, marker.conclusion, review)
+                return JobOutcome("posted", review.id, "already posted")
+            return JobOutcome(
+                "nothing-new", review.id, f"{head_sha[:12]} was already reviewed ({marker.trigger})"
+            )
+        return None
+
+    def _finish_stale_checks(self, head_sha: str, conclusion: str, review: PostedReview) -> None:
+        """A worker killed after posting left its check run in progress: complete it."""
+        try:
+            repo = lazy_repo(self.gh, self.job.repo)
+            for check in unfinished_checks(repo, head_sha, self.ctx.creds.app_id):
+                summary = f"[Review posted]({review.html_url})." if review.html_url else ""
+                check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))
+        except GitHubError as exc:
+            log.warning("%s: could not complete an earlier check run: %s", self.name, exc)
+
+    def _moved_on(self, head_sha: str) -> JobOutcome | None:
+        """Whether the PR was closed or pushed to while the model was reviewing."""
+        if not self.still_current(head_sha):
+            self.close("cancelled", "Superseded", "A newer commit is queued for review.")
+            return JobOutcome("superseded", detail="a newer head was queued")
+        now = read_pull(self.gh, self.job.repo, self.job.pr_number)
+        if now is None or not now.open:
+            self.close("cancelled", "Pull request closed", "Closed while it was reviewed.")
+            return JobOutcome("gone", detail="closed while it was reviewed")
+        if now.head_sha != head_sha:
+            self.close("cancelled", "Superseded", f"The head moved to `{now.head_sha[:12]}`.")
+            return JobOutcome("superseded", detail=f"the head moved to {now.head_sha[:12]}")
+        return None
+
+    def _find_posted(self, head_sha: str) -> int | None:
+        reviews = gitneural_reviews(self.gh, self.job.repo, self.job.pr_number, self.ctx.bot_login)
+        for review in reviews:
+            if review.marker.delivery == self.job.delivery_id and review.marker.head == head_sha:
+                return review.id
+        return None
+
+    def close(self, conclusion: str, title: str, summary: str) -> None:
+        """Best effort: complete the check run, if one was started."""
+        if self.check is None:
+            return
+        check, self.check = self.check, None
+        try:
+            check.complete(CheckOutput(conclusion, title, summary))
+        except GitHubError as exc:
+            log.warning("%s: could not complete the check run: %s", self.name, exc)
+
+    def fail(self, exc: GitNeuralError) -> JobOutcome:
+        """A failure that retrying will not fix: say so on the check run."""
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        log.warning("%s: failed: %s", self.name, reason)
+        if self.check is None and self.pull is not None:
+            try:
+                self.check = Check.start(
+                    lazy_repo(self.gh, self.job.repo),
+                    self.pull.head_sha,
+                    external_id=self.job.delivery_id,
+                    summary="Starting…",
+                )
+            except GitHubError as err:
+                log.warning("%s: could not create a check run: %s", self.name, err)
+        self.close("failure", "GitNeural could not review this change", reason)
+        if isinstance(exc, ModelQuotaError) and self.pull is not None:
+            self._quota_notice()
+        return JobOutcome("failed", detail=reason)
+
+    def _quota_notice(self) -> None:
+        try:
+            if quota_notice_due(self.gh, self.job, self.ctx.bot_login, self.earlier):
+                post_issue_comment(self.gh, self.job.repo, self.job.pr_number, QUOTA_NOTICE)
+        except GitHubError as exc:
+            log.warning("%s: could not post the quota notice: %s", self.name, exc)

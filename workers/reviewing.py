@@ -1,0 +1,133 @@
+"""The git and model steps of a review job: fetching the PR into the mirror, the
+repository's settings from its default branch, and running the review core."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import cast
+
+import github
+import pygit2
+
+from bot.config import Config, Effort, trusted_config
+from bot.gh.mirror import MirrorAuthError
+from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
+from bot.gitrepo import TreeSnapshot, resolve_commit
+from bot.jobs import ReviewJob
+from bot.llm import K3Client
+from bot.review.core import review
+from bot.review.types import ReviewResult
+from workers.context import WorkerContext
+from workers.prchange import PullChange, build_change
+
+QUOTA_MARKER = "<!-- gitneural:notice quota -->"
+
+
+@dataclass(frozen=True)
+class MirrorRefs:
+    head: str
+    base: str
+    default: str
+
+
+def fetch_mirror(
+    ctx: WorkerContext, installation_id: int, pull: PullInfo
+) -> tuple[pygit2.Repository, MirrorRefs]:
+    """Bring the PR's head, its base and the default branch into the mirror, by git.
+
+    The clone URL is the base repository's, as the API reported it: ``refs/pull/N/head``
+    lives there even for a PR from a fork. A refused token is minted again, once.
+    """
+    refs = MirrorRefs(
+        head=f"refs/pull/{pull.number}/head",
+        base=f"refs/heads/{pull.base_ref}",
+        default=f"refs/heads/{pull.default_branch}",
+    )
+    wanted = list(dict.fromkeys([refs.head, refs.base, refs.default]))
+    for attempt in (1, 2):
+        try:
+            mirror = ctx.mirrors.fetch(
+                installation_id=installation_id,
+                clone_url=pull.clone_url,
+                token=ctx.tokens.get(installation_id),
+                api_url=ctx.creds.api_url,
+                refs=wanted,
+            )
+            return mirror, refs
+        except MirrorAuthError:
+            ctx.forget_token(installation_id)
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def settings_gate(
+    job: ReviewJob, pull: PullInfo, mirror: pygit2.Repository, refs: MirrorRefs
+) -> Config | str:
+    """The repository's settings (from the default branch), or why the job is skipped."""
+    trusted = TreeSnapshot(mirror, resolve_commit(mirror, refs.default))
+    config = trusted_config(trusted)
+    settings = config.github
+    if job.trigger == "command":
+        association = job.author_association
+        if association is not None and association not in settings.allowed_associations:
+            return f"/review by {association} is not allowed (github.allowed_associations)"
+        return config
+    if not settings.auto_review:
+        return "automatic reviews are off (github.auto_review = false)"
+    if pull.draft and not settings.review_drafts:
+        return "draft pull request (github.review_drafts = false)"
+    return config
+
+
+def review_change(
+    ctx: WorkerContext,
+    job: ReviewJob,
+    pull: PullInfo,
+    mirror: pygit2.Repository,
+    refs: MirrorRefs,
+    config: Config,
+    last_reviewed: str | None,
+    incremental: bool,
+) -> tuple[PullChange, ReviewResult | None]:
+    """Review the PR (or what changed since ``last_reviewed``) with K3; no result when an
+    incremental review finds nothing changed in the PR's files."""
+    pc = build_change(
+        mirror,
+        pull,
+        base_ref=refs.base,
+        default_ref=refs.default,
+        last_reviewed=last_reviewed,
+        incremental=incremental,
+    )
+    if pc.since is not None and not pc.change.diff.files:
+        return pc, None
+    effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
+    settings = dataclasses.replace(ctx.llm, effort=effort)
+    deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
+    result = review(
+        pc.change, config, K3Client(settings), deadline=deadline, changed_last=pc.changed_last
+    )
+    return pc, result
+
+
+def quota_notice_due(
+    gh: github.Github, job: ReviewJob, bot_login: str | None, earlier: list[PostedReview]
+) -> bool:
+    """Whether to tell the PR the quota is exhausted: not if GitNeural already said so
+    since its last review (every push would otherwise add one more comment)."""
+    since = earlier[-1].submitted_at if earlier else None
+    with github_errors("reading the PR's comments"):
+        issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
+        comments = issue.get_comments(since=since) if since else issue.get_comments()
+        for comment in comments:
+            data = comment.raw_data
+            if since is not None and comment.created_at < since:
+                continue
+            if by_gitneural(data.get("user"), bot_login) and QUOTA_MARKER in (
+                data.get("body") or ""
+            ):
+                return False
+    return True
