@@ -31,6 +31,8 @@ SUBMIT = "submit_review"
 
 #: Turns the model gets after being told its budget is spent, before the review fails.
 _GRACE_TURNS = 2
+#: Tool calls of one turn run at once (they only read the snapshot).
+_TOOL_THREADS = 8
 
 
 class ToolRunner(Protocol):
@@ -49,6 +51,9 @@ class LoopBudget:
     max_tokens: int = 600_000
     #: ``time.monotonic()`` deadline for the whole conversation, or None.
     deadline: float | None = None
+    #: Seconds before the deadline kept for the final ``submit_review`` turn: the model
+    #: is told to submit once less than this is left.
+    reserve_s: float = 30.0
 
 
 @dataclass
@@ -58,6 +63,8 @@ class LoopStats:
     tokens: int = 0
     repaired: bool = False
     budget_notice: bool = False
+    #: The turn count when the model was told to submit.
+    notice_turn: int = 0
     tool_names: list[str] = field(default_factory=list)
     #: This conversation's own usage (a client may be shared by concurrent reviews).
     usage: Usage = field(default_factory=Usage)
@@ -70,7 +77,7 @@ def _budget_spent(budget: LoopBudget, stats: LoopStats) -> str | None:
         return f"the tool-call budget ({budget.max_tool_calls})"
     if stats.tokens >= budget.max_tokens:
         return f"the token budget ({budget.max_tokens:,})"
-    if budget.deadline is not None and budget.deadline - time.monotonic() < 30:
+    if budget.deadline is not None and budget.deadline - time.monotonic() < budget.reserve_s:
         return "the time budget"
     return None
 
@@ -80,19 +87,30 @@ def _tool_message(call: ToolCall, text: str) -> dict[str, Any]:
 
 
 def _run_tools(
-    runner: ToolRunner | None, calls: list[ToolCall], refuse: str | None
+    runner: ToolRunner | None, calls: list[ToolCall], refuse: str | None, allowed: int
 ) -> dict[str, str]:
-    """Results of the non-submit calls of one turn, run concurrently (they only read)."""
+    """Results of the non-submit calls of one turn, run concurrently (they only read).
+
+    Only the first ``allowed`` calls run: a turn asking for more than the budget left
+    (a prompt injection can ask for thousands) gets refusals for the rest.
+    """
     if not calls:
         return {}
     if refuse is not None or runner is None:
         reason = refuse or "no repository tools are available in this review"
         return {c.id: f"error: {reason}; call submit_review now" for c in calls}
-    if len(calls) == 1:
-        return {calls[0].id: runner.call(calls[0].name, calls[0].arguments)}
-    with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
-        futures = {c.id: pool.submit(runner.call, c.name, c.arguments) for c in calls}
-        return {cid: fut.result() for cid, fut in futures.items()}
+    results = {
+        c.id: "error: the tool-call budget is spent; call submit_review now"
+        for c in calls[allowed:]
+    }
+    run = calls[:allowed]
+    if len(run) == 1:
+        results[run[0].id] = runner.call(run[0].name, run[0].arguments)
+    elif run:
+        with ThreadPoolExecutor(max_workers=min(_TOOL_THREADS, len(run))) as pool:
+            futures = {c.id: pool.submit(runner.call, c.name, c.arguments) for c in run}
+            results.update({cid: fut.result() for cid, fut in futures.items()})
+    return results
 
 
 def converse(
@@ -114,6 +132,7 @@ def converse(
         spent = spent or (_budget_spent(budget, stats) if tools else None)
         if spent and not stats.budget_notice:
             stats.budget_notice = True
+            stats.notice_turn = stats.turns
             messages.append(
                 {
                     "role": "user",
@@ -121,7 +140,7 @@ def converse(
                     "findings you have; do not call any other tool.",
                 }
             )
-        elif stats.budget_notice and stats.turns >= budget.max_turns + _GRACE_TURNS:
+        elif stats.budget_notice and stats.turns >= stats.notice_turn + _GRACE_TURNS:
             raise ModelOutputError(
                 f"K3 did not submit a review within {stats.turns} turns ({spent})"
             )
@@ -149,7 +168,7 @@ def converse(
                 }
             )
             continue
-        submission, error = _handle_calls(turn.tool_calls, tools, spent, messages, stats)
+        submission, error = _handle_calls(turn.tool_calls, tools, spent, messages, stats, budget)
         if submission is not None:
             return submission, stats
         if error is not None:
@@ -162,13 +181,15 @@ def _handle_calls(
     spent: str | None,
     messages: list[dict[str, Any]],
     stats: LoopStats,
+    budget: LoopBudget,
 ) -> tuple[Submission | None, str | None]:
     """Answer every tool call of one turn, in order; parse a submit_review call if any.
 
     Returns the submission, or the problem that calls for the repair turn.
     """
     others = [c for c in calls if c.name != SUBMIT]
-    results = _run_tools(tools, others, f"you have used {spent}" if spent else None)
+    allowed = max(0, budget.max_tool_calls - stats.tool_calls)
+    results = _run_tools(tools, others, f"you have used {spent}" if spent else None, allowed)
     stats.tool_calls += len(others)
     stats.tool_names.extend(c.name for c in others)
     submission: Submission | None = None

@@ -21,6 +21,9 @@ MODE_ONLY = "mode change only"
 DELETED = "deleted (listed, not reviewed)"
 RENAMED_ONLY = "renamed without changes"
 NO_LINES = "no changed lines"
+SUBMODULE = "submodule pointer change (a commit id of another repository, not reviewed)"
+#: git's mode for a gitlink: a submodule's entry in its parent's tree.
+GITLINK_MODE = "160000"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ def _skip_reason(file: FileDiff, globs: list[_Glob]) -> str | None:
     for glob in globs:
         if glob.matches(file.path):
             return f"ignored by {glob.text!r}"
+    if GITLINK_MODE in (file.old_mode, file.new_mode):
+        return SUBMODULE
     if file.binary:
         return BINARY
     if file.status is FileStatus.MODE_CHANGED:
