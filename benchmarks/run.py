@@ -1,0 +1,198 @@
+"""Run the whole benchmark suite and print one table: ``python -m benchmarks.run``.
+
+Every ``benchmarks/bench_*.py`` runs in a process of its own, one after the other (so
+they do not disturb each other's timings, and a module that crashes or hangs becomes a
+failed row instead of ending the table). The table is also written to
+``benchmarks/results/latest.json`` and ``latest.md`` for the README.
+
+Exit status: 0 when every budget holds, 1 when one fails or a module fails to run (with
+``--no-fail``: 0 anyway), 2 for a usage error. ``--quick`` runs tiny sizes to check that
+the suite works; its numbers mean nothing and only a crash fails it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: python benchmarks/run.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import (
+    REPO_ROOT,
+    RESULTS_DIR,
+    BenchmarkError,
+    Row,
+    format_table,
+    markdown_table,
+    row,
+    validate_rows,
+)
+
+BENCH_DIR = Path(__file__).resolve().parent
+SUITE_BUDGET_SECONDS = 600.0
+MODULE_TIMEOUT_SECONDS = 480.0
+
+
+def discover(directory: Path = BENCH_DIR, only: Sequence[str] = ()) -> list[Path]:
+    """``bench_*.py`` in ``directory``, by name; ``only`` keeps names containing a word."""
+    found = sorted(directory.glob("bench_*.py"))
+    if only:
+        found = [p for p in found if any(word in p.stem for word in only)]
+    return found
+
+
+def run_one(path: Path, out: Path, quick: bool) -> None:
+    """In the child process: import ``path``, run it, write its checked rows to ``out``."""
+    spec = importlib.util.spec_from_file_location(f"benchmarks.{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise BenchmarkError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    rows = validate_rows(module.run(quick), path.stem)
+    out.write_text(json.dumps(rows), encoding="utf-8")
+
+
+def _failed(name: str, why: str) -> Row:
+    return row(f"{name}: runs to the end", why, "", "runs", False)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def run_module(path: Path, quick: bool, timeout: float) -> tuple[list[Row], float, bool]:
+    """The module's rows (or one failed row), its wall time, and whether it ran to the end."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gitneural-bench-") as tmp:
+        out = Path(tmp) / "rows.json"
+        command = [sys.executable, "-m", "benchmarks.run", "--one", str(path), "--out", str(out)]
+        try:
+            done = subprocess.run(
+                [*command, *(["--quick"] if quick else [])],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return [_failed(path.stem, f"timed out after {timeout:g} s")], timeout, False
+        elapsed = time.monotonic() - started
+        if done.returncode != 0 or not out.exists():
+            sys.stderr.write(done.stderr[-4000:])
+            why = f"exit {done.returncode}: {_last_line(done.stderr)}"
+            return [_failed(path.stem, why)], elapsed, False
+        try:
+            rows = validate_rows(json.loads(out.read_text("utf-8")), path.stem)
+        except (BenchmarkError, json.JSONDecodeError) as exc:
+            return [_failed(path.stem, str(exc))], elapsed, False
+    return rows, elapsed, True
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip()
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg()
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "load_average_1m": round(load[0], 2),
+    }
+
+
+def write_results(
+    directory: Path, results: list[tuple[str, Row]], meta: dict[str, Any]
+) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {**meta, "rows": [{"module": name, **r} for name, r in results]}
+    json_path = directory / "latest.json"
+    json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    m = meta["machine"]
+    header = (
+        f"GitNeural benchmarks, {meta['finished']} at commit {meta['commit']}"
+        f"{' (quick mode)' if meta['quick'] else ''}: {m['cpus']} CPUs, Python {m['python']}, "
+        f"load average {m['load_average_1m']} at the start."
+    )
+    md_path = directory / "latest.md"
+    md_path.write_text(header + "\n\n" + markdown_table([r for _, r in results]) + "\n", "utf-8")
+    return json_path, md_path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description="Run GitNeural's benchmark suite."
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the suite runs")
+    parser.add_argument("--no-fail", action="store_true", help="exit 0 even if a budget fails")
+    parser.add_argument("--only", nargs="+", default=[], metavar="NAME", help="modules to run")
+    parser.add_argument("--timeout", type=float, default=MODULE_TIMEOUT_SECONDS, metavar="S")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, metavar="DIR")
+    parser.add_argument("--dir", type=Path, default=BENCH_DIR, help=argparse.SUPPRESS)
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one is not None:
+        if args.out is None:
+            parser.error("--one needs --out")
+        run_one(args.one, args.out, args.quick)
+        return 0
+
+    paths = discover(args.dir, args.only)
+    if not paths:
+        parser.error(f"no benchmark modules matched in {args.dir}")
+    meta: dict[str, Any] = {"commit": _commit(), "quick": args.quick, "machine": machine()}
+    started = time.monotonic()
+    results: list[tuple[str, Row]] = []
+    crashed = False
+    for path in paths:
+        print(f"running {path.stem} ...", file=sys.stderr, flush=True)
+        rows, elapsed, ok = run_module(path, args.quick, args.timeout)
+        crashed = crashed or not ok
+        print(f"  {path.stem}: {elapsed:.1f} s", file=sys.stderr, flush=True)
+        results += [(path.stem, r) for r in rows]
+    total = time.monotonic() - started
+    if args.quick or args.only:
+        results.append(("run", row("suite: wall time", total, "s")))
+    else:
+        budget = f"< {SUITE_BUDGET_SECONDS / 60:g} min"
+        holds = total < SUITE_BUDGET_SECONDS
+        results.append(("run", row("suite: wall time", total, "s", budget, holds)))
+    meta["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(format_table([r for _, r in results]))
+    json_path, md_path = write_results(args.results, results, meta)
+    print(f"\nwritten: {json_path} and {md_path.name}", file=sys.stderr)
+    failed = any(r["holds"] is False for _, r in results)
+    if args.no_fail:
+        return 0
+    return 1 if crashed or (failed and not args.quick) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
