@@ -38,6 +38,7 @@ class LazyK3Client:
     def _real(self) -> K3Client:
         with self._lock:  # the core may run review groups in parallel threads
             if self._client is None:
+                self.settings.require_key()  # before the SDK import: no key, no wait
                 self._client = K3Client(self.settings)
                 self.usage = self._client.usage
             return self._client
