@@ -32,7 +32,7 @@ from bot.review.redact import redact_text, secret_findings
 from bot.review.redacted import redacted_change
 from bot.review.related import RelatedFinder, RelatedLimits
 from bot.review.split import split_files
-from bot.review.tools import RepoTools
+from bot.review.tools import RepoTools, ToolLimits
 from bot.review.types import Coverage, Finding, ReviewResult, SkippedFile
 from bot.usage import Usage
 
@@ -188,6 +188,7 @@ def review(
     related: bool = True,
     related_limits: RelatedLimits | None = None,
     max_groups: int = MAX_GROUPS,
+    tool_limits: ToolLimits | None = None,
 ) -> ReviewResult:
     """Review ``change`` with ``client`` (whose effort applies) and check the findings."""
     started = time.monotonic()
@@ -218,7 +219,11 @@ def review(
         outcome = review_groups(
             client,
             plan.groups,
-            tools=RepoTools(change.head) if plan.agentic and change.head is not None else None,
+            tools=(
+                RepoTools(change.head, limits=tool_limits)
+                if plan.agentic and change.head is not None
+                else None
+            ),
             budget=budget,
             max_completion_tokens=config.review.max_completion_tokens,
             concurrency=config.agent.concurrency,
