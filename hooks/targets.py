@@ -27,7 +27,6 @@ from bot.review.diff import FileStatus
 
 Stage = Literal["pre-commit", "pre-push"]
 
-_ZERO = "0" * 40
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -97,14 +96,14 @@ def push_targets(
         if not line.strip():
             continue
         parts = line.rsplit(maxsplit=3)
-        if len(parts) != 4:
+        if len(parts) != 4 or not (_is_sha(parts[1]) and _is_sha(parts[3])):
             raise UsageError(
                 f"not a pre-push line: {line[:80]!r} (git sends '<ref> <sha> <ref> <sha>')"
             )
         local_ref, local_sha, _remote_ref, remote_sha = parts
-        if local_sha == _ZERO:
+        if set(local_sha) == {"0"}:
             continue  # a deletion sends no commits
-        if remote_sha != _ZERO and _exists(repo, remote_sha):
+        if set(remote_sha) != {"0"} and _exists(repo, remote_sha):
             targets.append(_range(repo, remote_sha, local_sha, local_ref))
             continue
         first = _first_unpushed(repo, local_sha, remote)
@@ -127,6 +126,11 @@ def _range(repo: pygit2.Repository, base: str, head: str, ref: str) -> Target:
     change = gitrepo.range_change(repo, base, head)
     label = f"push {ref} {base[:12]}..{head[:12]}"
     return Target(label, change, _quick(change, "nothing new to review"))
+
+
+def _is_sha(text: str) -> bool:
+    # SHA-1 or SHA-256 object names, in full as git writes them to the hook.
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def _exists(repo: pygit2.Repository, sha: str) -> bool:
