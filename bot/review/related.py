@@ -155,9 +155,11 @@ def used_names(file: FileDiff) -> list[str]:
         for line in hunk.lines:
             if line.kind != "+":
                 continue
+            defined = _definition_name(line.text)
             for pattern in (_CALL, _TYPE):
                 for match in pattern.finditer(line.text):
-                    counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+                    if match.group(1) != defined:
+                        counts[match.group(1)] = counts.get(match.group(1), 0) + 1
     ordered = sorted(counts, key=lambda n: -counts[n])  # stable: ties keep diff order
     names: list[str] = []
     seen: set[str] = set()

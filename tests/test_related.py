@@ -1,0 +1,276 @@
+"""Reading beyond the diff: the planted cross-file bug found through the tools, and the
+related code (callers, definitions) that one-shot reviews get up front."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from gitutil import commit, make_repo
+from k3brain import call, client_for, config, results_by_call, submit, tools_reply, user_text
+from k3stub import K3Stub, Reply
+
+from bot.gitrepo import range_change
+from bot.review.change import Change
+from bot.review.core import plan_review, review
+from bot.review.related import RelatedLimits, changed_names, used_names
+from bot.review.types import Placement, Severity
+
+TOKEN = "ghp_" + "R8mK2vQ9xL4tZ7wB1nC5yH3jD6fG0sP2aE8u"[:36]
+
+SHAPES_OLD = '''"""Shapes."""
+
+
+def scale(width, height, factor):
+    """Scale a box."""
+    return width * factor, height * factor
+
+
+def area(width, height):
+    return width * height
+'''
+SHAPES_NEW = SHAPES_OLD.replace(
+    "def scale(width, height, factor):", "def scale(factor, width, height):"
+)
+RENDER = """from geometry.shapes import scale
+
+
+def thumbnail(w, h):
+    key = "{token}"
+    return scale(w, h, 0.25)
+"""
+BOXES = '''class Box:
+    """A box with a width and a height."""
+
+    def __init__(self, width, height):
+        self.width = width
+        self.height = height
+
+
+def make_box(width, height):
+    """A new box; sizes must be positive."""
+    return Box(width, height)
+'''
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> pygit2.Repository:
+    repo = make_repo(tmp_path_factory.mktemp("planted") / "repo")
+    commit(
+        repo,
+        {
+            "geometry/shapes.py": SHAPES_OLD,
+            "geometry/boxes.py": BOXES,
+            "app/render.py": RENDER.format(token=TOKEN),
+            "README.md": "Shapes and boxes.\n",
+        },
+        "base",
+    )
+    commit(repo, {"geometry/shapes.py": SHAPES_NEW}, "scale: factor first")
+    return repo
+
+
+@pytest.fixture
+def change(planted: pygit2.Repository) -> Change:
+    return range_change(planted, "HEAD~1", "HEAD")
+
+
+# -- the brain: reads the diff, looks around, reports only what it has seen ---------------
+
+_SEARCH_ROW = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+): (?P<text>.*)$")
+_READ_HEADER = re.compile(r"^(?P<path>\S+): lines \d+-\d+ of [\d,]+")
+_READ_ROW = re.compile(r"^\s*(?P<line>\d+) \| (?P<text>.*)$")
+
+
+def _sites(text: str) -> list[tuple[str, int, str, str]]:
+    """``(path, line, code, how)`` rows of search results and read_file blocks."""
+    rows = []
+    path = None
+    for line in text.splitlines():
+        if header := _READ_HEADER.match(line):
+            path = header["path"]
+        elif (row := _READ_ROW.match(line)) and path:
+            rows.append((path, int(row["line"]), row["text"], "read"))
+        elif row := _SEARCH_ROW.match(line):
+            rows.append((row["path"], int(row["line"]), row["text"], "search"))
+    return rows
+
+
+def _signature_change(diff: str) -> tuple[str, int, str, str] | None:
+    old = re.search(r"L\d+\s+-def (\w+)\(([^)]*)\)", diff)
+    new = re.search(r"R(\d+)\s+\+def (\w+)\(([^)]*)\)", diff)
+    if not old or not new or old[1] != new[2] or old[2] == new[3]:
+        return None
+    return new[2], int(new[1]), old[2], new[3]
+
+
+def brain(body: dict[str, Any]) -> Reply:
+    diff = user_text(body)
+    changed = _signature_change(diff)
+    if changed is None:
+        return submit("Nothing to report.")
+    name, line, old, new = changed
+    seen = results_by_call(body)
+    evidence = "\n".join([diff.split("## Related code", 1)[-1] if "## Related" in diff else ""])
+    evidence += "\n" + "\n".join(result for _, _, result in seen)
+    callers = [
+        (path, n, code, how)
+        for path, n, code, how in _sites(evidence)
+        if f"{name}(" in code and "def " not in code and path != "geometry/shapes.py"
+    ]
+    confirmed = [c for c in callers if c[3] == "read"]
+    if confirmed:
+        path, n, code, _ = confirmed[0]
+        finding = {
+            "path": "geometry/shapes.py",
+            "start_line": line,
+            "end_line": line,
+            "side": "RIGHT",
+            "severity": "major",
+            "category": "bug",
+            "title": f"{name}() now takes ({new}); {path}:{n} still passes ({old})",
+            "body": f"{path} line {n} calls `{code.strip()}` with the old order.",
+        }
+        return submit(f"{name} changed its argument order.", [finding])
+    offered = {t["function"]["name"] for t in body.get("tools", [])}
+    if "read_file" not in offered:
+        return submit("No callers seen.")
+    if callers and not any(name == "read_file" for name, _, _ in seen):
+        return tools_reply(call("read_file", path=callers[0][0]), reasoning="Read the caller.")
+    if not seen:
+        return tools_reply(
+            call("search", pattern=f"{name}("),
+            call("find_definition", symbol=name),
+            reasoning=f"{name} changed its parameters: who calls it?",
+        )
+    return submit("No callers found.")
+
+
+def test_planted_bug_is_found_through_the_tools_and_anchored_in_the_diff(
+    change: Change,
+) -> None:
+    with K3Stub(brain=brain) as stub:
+        result = review(change, config(), client_for(stub, "max"), related=False)
+        requests = stub.chat_requests
+    assert stub.brain_errors == []
+    # The caller is in an unchanged file: the first prompt does not show it.
+    assert "scale(w, h, 0.25)" not in requests[0].raw
+    assert "app/render.py" not in requests[0].raw
+    names = [[n for n, _, _ in results_by_call(r.body)] for r in requests]
+    assert names == [[], ["search", "find_definition"], ["search", "find_definition", "read_file"]]
+    assert [r.assistant_checked for r in requests] == [0, 1, 2]
+    (finding,) = result.findings
+    assert (finding.path, finding.start_line, finding.end_line, finding.side) == (
+        "geometry/shapes.py",
+        4,
+        4,
+        "RIGHT",
+    )
+    assert finding.placement is Placement.INLINE and finding.severity is Severity.MAJOR
+    assert "app/render.py:6" in finding.title
+    # The secret in the caller's file never reached the model.
+    assert all(TOKEN not in r.raw for r in requests)
+
+
+def test_without_tool_results_the_bug_is_not_found(change: Change) -> None:
+    with K3Stub(brain=brain) as stub:
+        result = review(change, config(agent__max_tool_calls=0), client_for(stub), related=False)
+        requests = stub.chat_requests
+    assert stub.brain_errors == []
+    assert result.findings == []
+    refused = [r for _, _, r in results_by_call(requests[-1].body)]
+    assert refused and all(
+        r.startswith("error: you have used the tool-call budget") for r in refused
+    )
+
+
+def test_one_shot_review_finds_it_in_the_related_code(change: Change) -> None:
+    with K3Stub(brain=brain) as stub:
+        result = review(change, config(), client_for(stub, "low"))
+        (request,) = stub.chat_requests
+    text = user_text(request.body)
+    assert "Callers of scale (changed by this change):" in text
+    assert "6 |     return scale(w, h, 0.25)" in text
+    assert TOKEN not in request.raw and "[REDACTED:" in text  # the caller file's token
+    (finding,) = result.findings
+    assert (finding.path, finding.start_line, finding.placement) == (
+        "geometry/shapes.py",
+        4,
+        Placement.INLINE,
+    )
+    with K3Stub(brain=brain) as stub:
+        assert review(change, config(), client_for(stub, "low"), related=False).findings == []
+
+
+# -- what the related code holds -------------------------------------------------------------
+
+
+def _fenced(text: str, needle: str) -> bool:
+    """Whether every occurrence of ``needle`` is inside an untrusted fence."""
+    open_id: str | None = None
+    for line in text.splitlines():
+        opening = re.fullmatch(r"<untrusted-([0-9a-f]{12})>", line)
+        if open_id is None and opening:
+            open_id = opening[1]
+        elif open_id is not None and line == f"</untrusted-{open_id}>":
+            open_id = None
+        elif needle in line and open_id is None:
+            return False
+    return True
+
+
+def test_related_code_shows_definitions_of_what_the_change_uses(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, {"geometry/boxes.py": BOXES, "app/main.py": "def run():\n    return 1\n"})
+    commit(
+        repo,
+        {
+            "app/main.py": "from geometry.boxes import make_box\n\n\n"
+            "def run():\n    return make_box(-1, 2)\n"
+        },
+    )
+    change = range_change(repo, "HEAD~1", "HEAD")
+    plan = plan_review(change, config(), effort="low")
+    text = plan.messages[1]["content"]
+    assert "Definition of make_box (used by this change):" in text
+    assert "9 | def make_box(width, height):" in text
+    assert '10 |     """A new box; sizes must be positive."""' in text
+    assert _fenced(text, "def make_box(width, height)")
+    (group,) = plan.groups
+    assert group.extra_context in text
+
+
+def test_related_code_leaves_out_what_the_diff_shows(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    base = "def helper(a, b):\n    return a\nanswer = helper(1, 2)\n\n\nprint(answer)\n"
+    commit(repo, {"lib.py": base})
+    commit(repo, {"lib.py": base.replace("helper(a, b)", "helper(b, a)")})
+    plan = plan_review(range_change(repo, "HEAD~1", "HEAD"), config(), effort="low")
+    # The only caller is in the diff's own hunk: nothing to add.
+    assert plan.groups[0].extra_context == ""
+
+
+def test_related_code_is_deterministic_and_bounded(change: Change) -> None:
+    first = plan_review(change, config(), effort="low")
+    again = plan_review(change, config(), effort="low")
+    assert first.messages == again.messages
+    small = plan_review(
+        change, config(), effort="low", related_limits=RelatedLimits(max_tokens=30, min_tokens=10)
+    )
+    extra = small.groups[0].extra_context
+    assert extra.startswith("[more related code left out")
+    none = plan_review(
+        change, config(review__max_prompt_tokens=first.estimated_tokens - 50), effort="low"
+    )
+    # No room left after the files: no related code, and the files are all still there.
+    assert none.groups[0].extra_context == "" and len(none.files) == 1
+
+
+def test_names_come_from_definitions_and_calls_on_changed_lines(change: Change) -> None:
+    (file,) = change.diff.files
+    assert changed_names(file, change.head) == ["scale"]
+    # A definition is not a use of itself.
+    assert used_names(file) == []
