@@ -1,0 +1,266 @@
+"""``gitneural serve`` and ``gitneural worker``: the GitHub App's processes.
+
+``serve`` runs the webhook app under gunicorn and, with the embedded broker (no
+``GITNEURAL_BROKER_URL``), the Celery workers too, so one command runs the whole App on
+one machine. It is then a small supervisor of three child processes:
+
+    gitneural serve
+    ├── gitneural serve --no-worker    gunicorn: webhook → CeleryJobQueue → broker
+    ├── gitneural worker -Q reviews    reviews, N threads
+    └── gitneural worker -Q fast       eyes reactions, never queued behind reviews
+
+SIGTERM or SIGINT stops all three (workers finish or requeue running reviews within
+``GITNEURAL_SHUTDOWN_GRACE``); if one child dies, the others are stopped and ``serve``
+exits 1, so a process manager restarts the whole set. With a shared broker (Redis,
+RabbitMQ), ``serve`` runs the web server only and workers run as ``gitneural worker``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import dataclasses
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import flask
+
+log = logging.getLogger("gitneural.serve")
+
+QUEUES: Final = ("reviews", "fast")
+FAST_CONCURRENCY: Final = 2
+#: Beyond the workers' grace: time to requeue, close connections and exit.
+_EXIT_MARGIN: Final = 15.0
+
+
+def add_parser(commands: Any) -> None:
+    serve: argparse.ArgumentParser = commands.add_parser(
+        "serve",
+        help="run the GitHub App: webhook server (gunicorn) and, by default, its workers",
+        description="Run the webhook server under gunicorn. With the embedded broker "
+        "(GITNEURAL_BROKER_URL unset) the Celery workers run too, so this one command "
+        "runs the whole App on one machine.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--workers", type=_positive, default=2, help="gunicorn worker processes (default 2)"
+    )
+    serve.add_argument(
+        "--threads", type=_positive, default=4, help="threads per gunicorn worker (default 4)"
+    )
+    serve.add_argument(
+        "--worker",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run Celery workers (default: only with the embedded broker)",
+    )
+    serve.add_argument(
+        "--concurrency", type=_positive, help="review threads of the embedded worker"
+    )
+    serve.set_defaults(run=run_serve)
+
+    worker: argparse.ArgumentParser = commands.add_parser(
+        "worker",
+        help="run a Celery worker for review jobs",
+        description="Run a Celery worker. Reviews wait minutes on the model, so the "
+        "default pool is threads (GITNEURAL_WORKER_POOL, GITNEURAL_WORKER_CONCURRENCY).",
+    )
+    worker.add_argument("-c", "--concurrency", type=_positive, help="jobs run at once")
+    worker.add_argument(
+        "-Q",
+        "--queues",
+        type=_queues,
+        default=QUEUES,
+        help="comma-separated: reviews, fast (default both)",
+    )
+    worker.add_argument(
+        "--pool", choices=("threads", "prefork", "solo"), help="Celery pool (default threads)"
+    )
+    worker.set_defaults(run=run_worker)
+
+
+def _positive(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be a whole number >= 1")
+    return value
+
+
+def _queues(raw: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in raw.split(",") if part.strip())
+    if not names or set(names) - set(QUEUES):
+        raise argparse.ArgumentTypeError(f"queues are {', '.join(QUEUES)}")
+    return names
+
+
+# -- the web app -------------------------------------------------------------------------
+
+
+def wsgi_app() -> flask.Flask:
+    """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
+    from bot.web.app import create_app
+    from bot.web.settings import WebSettings
+    from workers.app import create_celery
+    from workers.queue import CeleryJobQueue
+    from workers.settings import WorkerSettings
+
+    web = WebSettings.from_env()
+    settings = WorkerSettings.from_env()
+    return create_app(web, CeleryJobQueue(create_celery(settings), settings))
+
+
+def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return {
+        "bind": f"{host}:{args.port}",
+        "workers": args.workers,
+        # gthread keeps slow clients and keep-alive connections from tying up a worker;
+        # a webhook request itself takes milliseconds.
+        "worker_class": "gthread",
+        "threads": args.threads,
+        "timeout": 30,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "proc_name": "gitneural-web",
+        "errorlog": "-",
+        "accesslog": None,
+        "loglevel": "debug" if args.verbose > 1 else "info",
+    }
+
+
+def _run_gunicorn(options: dict[str, Any]) -> int:
+    from gunicorn.app.base import BaseApplication
+
+    class WebServer(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> flask.Flask:
+            return wsgi_app()
+
+    try:
+        WebServer().run()
+    except SystemExit as exc:  # gunicorn's arbiter ends with sys.exit
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from bot.web.settings import WebSettings
+    from workers.settings import WorkerSettings
+
+    WebSettings.from_env()  # refuses to start without GITHUB_WEBHOOK_SECRET (exit 2)
+    settings = WorkerSettings.from_env()
+    with_worker = settings.embedded_broker if args.worker is None else args.worker
+    if not with_worker:
+        return _run_gunicorn(_gunicorn_options(args))
+    _check_worker_env()
+    concurrency = args.concurrency or settings.concurrency
+    base = [
+        sys.executable,
+        "-m",
+        "bot.cli.main",
+        *(["-" + "v" * args.verbose] if args.verbose else []),
+    ]
+    children = {
+        "web": [*base, "serve", "--no-worker", "--host", args.host, "--port", str(args.port),
+                "--workers", str(args.workers), "--threads", str(args.threads)],
+        "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
+        "fast worker": [*base, "worker", "-Q", "fast", "-c", str(FAST_CONCURRENCY)],
+    }  # fmt: skip
+    return supervise(children, settings.shutdown_grace + _EXIT_MARGIN)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from workers.app import create_celery
+    from workers.settings import WorkerSettings
+
+    settings = WorkerSettings.from_env()
+    overrides = {"pool": args.pool, "concurrency": args.concurrency}
+    settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})
+    _check_worker_env()
+    app = create_celery(settings)
+    names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
+    label = "-".join(args.queues)
+    argv = [
+        "worker",
+        f"--pool={settings.pool}",
+        f"--concurrency={settings.concurrency}",
+        f"--queues={','.join(names[q] for q in args.queues)}",
+        f"--loglevel={'DEBUG' if args.verbose else 'INFO'}",
+        f"--hostname=gitneural-{label}-%i@%h",
+        # Monitoring aids that need a fanout exchange (the embedded broker has none).
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    app.worker_main(argv)
+    return 0
+
+
+def _check_worker_env() -> None:
+    # Fail at start, with the variable to fix, rather than on every job.
+    from workers.context import WorkerContext
+
+    WorkerContext.from_env()
+
+
+# -- the supervisor ----------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    # Linux: if the supervisor is killed outright, its children get SIGTERM too.
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def supervise(children: dict[str, list[str]], stop_timeout: float) -> int:
+    """Run ``children`` until a signal (exit 0) or until one of them exits (exit 1)."""
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    failed = False
+    try:
+        for name, cmd in children.items():
+            # Own session: a terminal's Ctrl-C reaches only this process, which stops
+            # each child once (Celery reads a second signal as "stop now").
+            procs[name] = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent)
+        log.info("serving: %s", ", ".join(f"{n} (pid {p.pid})" for n, p in procs.items()))
+        while not stop.wait(0.2):
+            for name, proc in procs.items():
+                code = proc.poll()
+                if code is not None:
+                    print(f"gitneural: error: the {name} process exited with {code}; stopping",
+                          file=sys.stderr)  # fmt: skip
+                    failed = True
+                    stop.set()
+                    break
+    finally:
+        _stop_all(list(procs.values()), stop_timeout)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 1 if failed else 0
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,145 @@
+"""The Celery app factory: ``create_celery(settings)``.
+
+Nothing is configured at import time. ``celery -A workers.app worker`` finds ``app``
+through the module ``__getattr__`` below, which builds it from the environment on first
+use; ``gitneural worker`` and ``gitneural serve`` call :func:`create_celery` themselves.
+
+Choices, and why:
+
+- ``acks_late`` with ``reject_on_worker_lost``: a message is acknowledged only when its
+  review ended, so a worker that dies mid-review leaves it to another worker (after the
+  broker's visibility timeout). A failure that is not worth retrying is acknowledged
+  (``task_acks_on_failure_or_timeout``): a poison message must not loop forever.
+- ``worker_prefetch_multiplier = 1``: a worker reserves only what it can run now, so
+  queued reviews stay in the broker for whichever worker frees up first.
+- results are ignored: nothing reads them (outcomes are logged, and posted to GitHub).
+- the embedded broker is SQLite through :mod:`workers.sqlite_broker`; it has no fanout,
+  so remote control, gossip and mingle are off (they are monitoring aids only).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Final
+
+from celery import Celery
+from celery.signals import worker_shutting_down
+
+from workers import limits
+from workers.settings import WorkerSettings
+from workers.tasks import EYES_TASK, REVIEW_TASK, register_tasks
+
+log = logging.getLogger("gitneural.worker")
+
+EMBEDDED_TRANSPORT: Final = "workers.sqlite_broker:Transport"
+
+
+def celery_config(settings: WorkerSettings) -> dict[str, Any]:
+    """The Celery configuration for ``settings`` (plain values; no connection is made)."""
+    conf: dict[str, Any] = {
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "task_ignore_result": True,
+        "result_backend": None,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure_or_timeout": True,
+        "worker_prefetch_multiplier": 1,
+        "task_default_queue": settings.review_queue,
+        "task_routes": {
+            REVIEW_TASK: {"queue": settings.review_queue},
+            EYES_TASK: {"queue": settings.fast_queue},
+        },
+        "task_soft_time_limit": settings.soft_time_limit,
+        "task_time_limit": settings.hard_time_limit,
+        # The webhook publishes inside a request GitHub abandons after 10 s: fail fast
+        # (the webhook answers 503 and GitHub can redeliver) rather than hang.
+        "broker_connection_timeout": 2.0,
+        "task_publish_retry_policy": {
+            "max_retries": 1,
+            "interval_start": 0.0,
+            "interval_step": 0.5,
+            "interval_max": 0.5,
+        },
+        "broker_connection_retry_on_startup": True,
+        "worker_send_task_events": False,
+        "worker_hijack_root_logger": True,
+    }
+    if settings.embedded_broker:
+        path = settings.broker_path
+        assert path is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conf.update(
+            broker_url=f"sqlite:///{path}",
+            broker_transport=EMBEDDED_TRANSPORT,
+            broker_transport_options={
+                "polling_interval": settings.poll_interval,
+                "visibility_timeout": settings.visibility_timeout,
+            },
+            worker_enable_remote_control=False,
+        )
+    else:
+        options: dict[str, Any] = {"visibility_timeout": settings.visibility_timeout}
+        if settings.broker_url.startswith(("redis://", "rediss://", "unix://")):
+            # Keeps this deployment's queues, bindings and unacked set apart from
+            # others on the same Redis.
+            options["global_keyprefix"] = f"{settings.prefix}:"
+        conf.update(broker_url=settings.broker_url, broker_transport_options=options)
+    return conf
+
+
+def create_celery(settings: WorkerSettings) -> Celery:
+    """A Celery app with GitNeural's tasks registered; nothing connects until used."""
+    app = Celery("gitneural", set_as_current=False)
+    app.conf.update(celery_config(settings))
+    register_tasks(app, settings)
+    _install_shutdown_hook(settings.shutdown_grace)
+    return app
+
+
+_hook_lock = threading.Lock()
+_hook_grace: list[float] = []
+
+
+def _install_shutdown_hook(grace: float) -> None:
+    with _hook_lock:
+        if _hook_grace:
+            _hook_grace[0] = grace
+            return
+        _hook_grace.append(grace)
+    worker_shutting_down.connect(_on_worker_shutting_down, weak=False)
+
+
+def _on_worker_shutting_down(**_: Any) -> None:
+    # Celery's warm shutdown waits for running tasks, and a thread pool cannot be made to
+    # stop: after the grace period, interrupt running reviews so they requeue themselves.
+    grace = _hook_grace[0]
+    running = limits.running()
+    if running:
+        log.warning("shutting down: %d running job(s) get %.0f s to finish", running, grace)
+    timer = threading.Timer(grace, _interrupt_running)
+    timer.daemon = True
+    timer.start()
+
+
+def _interrupt_running() -> None:
+    count = limits.interrupt_all(limits.ShutdownInterrupt)
+    if count:
+        log.warning("shutting down: %d job(s) interrupted and requeued", count)
+
+
+_app: Celery | None = None
+_app_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Celery:
+    # ``celery -A workers.app`` looks up ``app`` (or ``celery``): build it from the
+    # environment then, not at import.
+    global _app
+    if name not in ("app", "celery"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _app_lock:
+        if _app is None:
+            _app = create_celery(WorkerSettings.from_env())
+        return _app

@@ -1,0 +1,69 @@
+"""``CeleryJobQueue``: the webhook's :class:`bot.jobs.JobQueue`, publishing to Celery.
+
+``submit`` runs inside the webhook request, so it is short: record the PR's latest head
+(before publishing, so a job never starts without its record), publish the ``eyes``
+reaction (``/review`` only) to the fast queue, publish the review. Anything the broker or
+the head store refuses becomes :class:`QueueError`: the webhook answers 503 and forgets the
+delivery, so GitHub's redelivery is queued. A reaction published before a refused review
+is harmless: GitHub keeps one ``eyes`` per user.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import kombu.exceptions
+
+from bot.jobs import QueueError, ReviewJob
+from workers.locks import PRState, PRStateError, open_pr_state, pr_key
+from workers.settings import WorkerSettings
+from workers.tasks import EYES_TASK, REVIEW_TASK
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+log = logging.getLogger("gitneural.queue")
+
+
+class CeleryJobQueue:
+    def __init__(
+        self, app: Celery, settings: WorkerSettings, *, state: PRState | None = None
+    ) -> None:
+        self._app = app
+        self._settings = settings
+        self._state = state if state is not None else open_pr_state(settings)
+        # Creating a Connection object connects nothing; it names the transport's errors.
+        conn = app.connection_for_write()
+        try:
+            self._errors: tuple[type[BaseException], ...] = (
+                kombu.exceptions.KombuError,
+                OSError,
+                *conn.connection_errors,
+                *conn.channel_errors,
+            )
+        finally:
+            conn.release()
+
+    def submit(self, job: ReviewJob) -> None:
+        try:
+            seq = self._state.note_submitted(pr_key(job.repo, job.pr_number), job.head_sha)
+        except PRStateError as exc:
+            raise QueueError(str(exc)) from None
+        payload = job.to_dict()
+        try:
+            if job.comment_id is not None:
+                self._app.send_task(
+                    EYES_TASK, kwargs={"job": payload}, queue=self._settings.fast_queue
+                )
+            self._app.send_task(
+                REVIEW_TASK,
+                kwargs={"job": payload, "seq": seq},
+                queue=self._settings.review_queue,
+            )
+        except self._errors as exc:
+            # The exception text may carry the broker URL (and its password): name the kind.
+            raise QueueError(
+                f"the broker did not accept the job ({type(exc).__name__}): check that it "
+                "is running and that GITNEURAL_BROKER_URL is right"
+            ) from None

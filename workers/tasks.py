@@ -1,0 +1,313 @@
+"""The Celery tasks: one review job per message, and the ``eyes`` reaction on the fast queue.
+
+A review message carries ``job`` (:meth:`ReviewJob.to_dict`: plain ids), ``seq`` (its
+number among the PR's submissions, see :mod:`workers.locks`) and ``faults`` (transient
+failures so far). The task:
+
+1. exits ``superseded`` if a newer head of the PR was queued after it;
+2. takes the PR's lock, or tries again in ``lock_retry_delay`` (not counted as a fault);
+3. runs :func:`workers.jobrun.run_review_job` with ``still_current`` (the lock is still
+   held and no newer head was queued), under the soft and hard time limits;
+4. on a transient fault, retries with exponential backoff and jitter, waiting at least
+   the ``retry_after`` GitHub or the model asked for; after ``max_retries`` faults, or at
+   the soft time limit, the outcome is ``failed`` (the runner completes the check run).
+
+Every job ends in one log line ``review job … outcome=<status>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+from typing import TYPE_CHECKING, Any, Final
+
+from celery.exceptions import Reject, SoftTimeLimitExceeded
+
+from bot.errors import GitNeuralError
+from bot.jobs import JobError, ReviewJob
+from bot.web.events import loggable
+from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
+from workers.locks import PRLock, PRState, PRStateError, is_current, open_pr_state, pr_key
+from workers.settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from celery import Celery, Task
+
+    from workers.context import WorkerContext
+
+log = logging.getLogger("gitneural.worker")
+
+REVIEW_TASK: Final = "gitneural.review"
+EYES_TASK: Final = "gitneural.eyes"
+#: The reaction is one request: short limits, a few quick retries.
+EYES_SOFT_LIMIT: Final = 60.0
+EYES_HARD_LIMIT: Final = 90.0
+EYES_MAX_RETRIES: Final = 3
+Result = dict[str, Any]
+
+
+def backoff_delay(
+    faults: int,
+    base: float,
+    cap: float,
+    retry_after: float | None = None,
+    rand: float | None = None,
+) -> float:
+    """Seconds before retry number ``faults + 1``: ``base * 2**faults`` capped, with
+    "equal jitter" (half fixed, half random) so retries of many jobs spread out, and never
+    less than ``retry_after`` (itself capped: the broker must not hold a message longer
+    than its visibility timeout)."""
+    r = random.random() if rand is None else rand
+    delay = min(cap, base * 2.0 ** min(faults, 32))
+    delay = delay / 2 + r * delay / 2
+    if retry_after is not None and retry_after > 0:
+        delay = max(delay, min(cap, retry_after) + r)
+    return delay
+
+
+class Runtime:
+    """What a worker process builds once and its task threads share: the job runner's
+    context and the PR state. Rebuilt after a fork (prefork children)."""
+
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._context: WorkerContext | None = None
+        self._state: PRState | None = None
+
+    def _reset_after_fork(self) -> None:
+        if self._pid != os.getpid():
+            self._pid, self._context, self._state = os.getpid(), None, None
+
+    def state(self) -> PRState:
+        with self._lock:
+            self._reset_after_fork()
+            if self._state is None:
+                self._state = open_pr_state(self.settings)
+            return self._state
+
+    def context(self) -> WorkerContext:
+        with self._lock:
+            self._reset_after_fork()
+            if self._context is None:
+                from workers.context import WorkerContext
+
+                ctx = WorkerContext.from_env()
+                if ctx.review_seconds is None:
+                    # The model's part stops on its own before the soft limit interrupts.
+                    ctx.review_seconds = 0.9 * self.settings.soft_time_limit
+                self._context = ctx
+            return self._context
+
+
+def describe(job: ReviewJob) -> str:
+    head = job.head_sha[:12] if job.head_sha else "-"
+    return (
+        f"delivery={loggable(job.delivery_id)} repo={loggable(job.repo)} pr={job.pr_number} "
+        f"head={loggable(head)} trigger={job.trigger}"
+    )
+
+
+def _report(job: ReviewJob | None, status: str, review_id: int | None, detail: str) -> Result:
+    level = logging.ERROR if status == "failed" else logging.INFO
+    where = describe(job) if job is not None else "job=invalid"
+    log.log(
+        level,
+        "review job %s outcome=%s review=%s detail=%r",
+        where,
+        status,
+        review_id or "-",
+        detail[:300],
+    )
+    return {"status": status, "review_id": review_id, "detail": detail}
+
+
+def register_tasks(app: Celery, settings: WorkerSettings) -> Runtime:
+    """Define the tasks on ``app``; returns the runtime they share."""
+    runtime = Runtime(settings)
+    # Celery takes float limits; its type stubs say int.
+    review_limits: dict[str, Any] = {
+        "soft_time_limit": settings.soft_time_limit,
+        "time_limit": settings.hard_time_limit,
+    }
+    eyes_limits: dict[str, Any] = {
+        "soft_time_limit": EYES_SOFT_LIMIT,
+        "time_limit": EYES_HARD_LIMIT,
+    }
+
+    @app.task(
+        name=REVIEW_TASK,
+        bind=True,
+        shared=False,  # bound to this app's settings, not to every app made later
+        max_retries=None,  # faults are counted in the message (``faults``), not by Celery
+        acks_late=True,
+        reject_on_worker_lost=True,
+        ignore_result=True,
+        **review_limits,
+    )
+    def review(
+        self: Task[Any, Any], job: dict[str, Any], seq: int | None = None, faults: int = 0
+    ) -> Result:
+        return _run_review(self, runtime, job, seq, faults)
+
+    @app.task(
+        name=EYES_TASK,
+        bind=True,
+        shared=False,
+        max_retries=None,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        ignore_result=True,
+        **eyes_limits,
+    )
+    def eyes(self: Task[Any, Any], job: dict[str, Any], faults: int = 0) -> Result:
+        return _run_eyes(self, runtime, job, faults)
+
+    return runtime
+
+
+def _retry(
+    task: Task[Any, Any],
+    runtime: Runtime,
+    raw: dict[str, Any],
+    seq: int | None,
+    faults: int,
+    exc: GitNeuralError,
+) -> Result:
+    """Retry after a transient fault, or report ``failed`` when the retries are spent."""
+    s = runtime.settings
+    job = ReviewJob.from_dict(raw)
+    if faults >= s.max_retries:
+        return _report(job, "failed", None, f"gave up after {faults + 1} attempts: {exc}")
+    delay = backoff_delay(faults, s.retry_backoff, s.retry_backoff_max, _retry_after(exc))
+    log.warning(
+        "review job %s fault=%d retry_in=%.0fs reason=%s", describe(job), faults + 1, delay, exc
+    )
+    raise task.retry(kwargs={"job": raw, "seq": seq, "faults": faults + 1}, countdown=delay)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    value = getattr(exc, "retry_after", None)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _run_review(
+    task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], seq: int | None, faults: int
+) -> Result:
+    try:
+        job = ReviewJob.from_dict(raw)
+    except JobError as exc:
+        # A malformed message never gets better: acknowledge it and say why.
+        return _report(None, "failed", None, str(exc))
+    s = runtime.settings
+    key = pr_key(job.repo, job.pr_number)
+    try:
+        state = runtime.state()
+        if _superseded(state, key, job, seq):
+            return _report(job, "superseded", None, "a newer head of the PR was queued")
+        lock = PRLock(state, key, s.lock_lease)
+        if not lock.acquire():
+            # Another job of this PR runs: come back later, without counting a fault.
+            delay = backoff_delay(0, s.lock_retry_delay, s.lock_retry_delay)
+            log.info("review job %s waits for the PR lock retry_in=%.1fs", describe(job), delay)
+            raise task.retry(kwargs={"job": raw, "seq": seq, "faults": faults}, countdown=delay)
+    except PRStateError as exc:
+        return _retry(task, runtime, raw, seq, faults, exc)
+    try:
+        # A newer head may have been queued while this job waited for the lock.
+        if _superseded(state, key, job, seq):
+            return _report(job, "superseded", None, "a newer head of the PR was queued")
+        return _run_locked(task, runtime, job, raw, seq, faults, state, lock)
+    except PRStateError as exc:
+        return _retry(task, runtime, raw, seq, faults, exc)
+    finally:
+        lock.release()
+
+
+def _superseded(state: PRState, key: str, job: ReviewJob, seq: int | None) -> bool:
+    # A /review (no head) reviews the head current when it runs: never stale in the queue.
+    return job.head_sha is not None and not is_current(state.latest(key), job.head_sha, seq)
+
+
+def _run_locked(
+    task: Task[Any, Any],
+    runtime: Runtime,
+    job: ReviewJob,
+    raw: dict[str, Any],
+    seq: int | None,
+    faults: int,
+    state: PRState,
+    lock: PRLock,
+) -> Result:
+    from workers import jobrun
+
+    s = runtime.settings
+    key = pr_key(job.repo, job.pr_number)
+    abandoned = threading.Event()
+
+    def still_current(head_sha: str) -> bool:
+        if lock.lost or abandoned.is_set():
+            return False
+        try:
+            return is_current(state.latest(key), head_sha, seq)
+        except PRStateError as exc:
+            # Holding the lock, no other job of this PR runs; the runner still checks
+            # GitHub's own head before posting.
+            log.warning("review job %s: head record unreadable (%s)", describe(job), exc)
+            return True
+
+    def on_hard_limit() -> None:
+        abandoned.set()
+        lock.abandon()
+
+    ctx = runtime.context()
+    # Celery enforces the limits itself only where tasks run in a process's main thread
+    # (prefork); in pool threads the guard does.
+    in_pool_thread = threading.current_thread() is not threading.main_thread()
+    guard = TaskGuard(
+        s.soft_time_limit if in_pool_thread else None,
+        s.hard_time_limit if in_pool_thread else None,
+        on_hard_limit,
+    )
+    try:
+        with guard:
+            outcome = jobrun.run_review_job(job, ctx, still_current=still_current)
+    except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
+        if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
+            log.warning("review job %s interrupted by shutdown: requeued", describe(job))
+            raise Reject("worker shutting down", requeue=True) from None
+        if guard.fired is SoftLimitInterrupt or isinstance(exc, SoftTimeLimitExceeded):
+            limit = f"{s.soft_time_limit:.0f} s"
+            return _report(job, "failed", None, f"stopped at the soft time limit of {limit}")
+        if isinstance(exc, GitNeuralError) and getattr(exc, "transient", False):
+            return _retry(task, runtime, raw, seq, faults, exc)
+        if isinstance(exc, GitNeuralError):
+            return _report(job, "failed", None, str(exc))
+        raise
+    if abandoned.is_set() or guard.hard_limit_passed:
+        return _report(
+            job, "failed", None, f"passed the hard time limit of {s.hard_time_limit:.0f} s"
+        )
+    return _report(job, outcome.status, outcome.review_id, outcome.detail)
+
+
+def _run_eyes(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], faults: int) -> Result:
+    from workers import jobrun
+
+    try:
+        job = ReviewJob.from_dict(raw)
+    except JobError as exc:
+        return _report(None, "failed", None, str(exc))
+    try:
+        jobrun.add_eyes_reaction(job, runtime.context())
+    except GitNeuralError as exc:
+        if not getattr(exc, "transient", False) or faults >= EYES_MAX_RETRIES:
+            log.warning("eyes reaction %s failed: %s", describe(job), exc)
+            return {"status": "failed", "detail": str(exc)}
+        delay = backoff_delay(faults, 2.0, 60.0, _retry_after(exc))
+        raise task.retry(kwargs={"job": raw, "faults": faults + 1}, countdown=delay) from None
+    log.info("eyes reaction %s added", describe(job))
+    return {"status": "reacted"}
