@@ -1,0 +1,158 @@
+"""The pre-commit hook's own cost: what a developer waits for besides the model.
+
+On a small staged change (one Python file, one edited line) it times, each the median of
+several runs in fresh processes:
+
+- **start-up, no model**: inside one process, the hook path's imports, reading the staged
+  change (``staged_target``) and building the prompt (trusted settings and
+  ``plan_review``): everything before the network call. Budget: under 300 ms (issue 4).
+- the whole ``gitneural hook run`` process with no API key (it fails open when the first
+  request would be sent, so it is the same work plus interpreter start and output);
+- a **cached re-run**: ``gitneural hook run`` again on the same staged change, answered
+  from the result cache (the model is a K3 stub that is asked once, for the first run);
+- an empty commit (nothing staged), which must finish before any review code loads;
+- ``import openai`` alone, which the hook pays only when a request is really sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import Row, k3_stub, main, row, tests_module
+
+STARTUP_BUDGET_MS = 300.0
+CACHED_BUDGET_MS = 500.0
+EMPTY_BUDGET_MS = 300.0
+REPEAT = 7
+QUICK_REPEAT = 2
+
+BEFORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+AFTER = BEFORE.replace("return x + 7\n", "return x - 7\n")
+GITNEURAL = str(Path(sys.executable).parent / "gitneural")
+
+#: Runs in a fresh interpreter inside the repository; prints the phases in milliseconds.
+_PHASES = """
+import json, time
+t0 = time.perf_counter()
+import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache, hooks.lazy_client
+from bot.config import trusted_config
+from bot.review.core import plan_review
+from hooks.targets import open_repository, staged_target
+t1 = time.perf_counter()
+target = staged_target(open_repository("."))
+t2 = time.perf_counter()
+config = trusted_config(target.change.trusted)
+plan = plan_review(target.change, config, effort="low")
+assert plan.files, "the staged change should be reviewed"
+t3 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "diff": t2 - t1, "prompt": t3 - t2}))
+"""
+
+
+def _env(data_dir: Path, **extra: str) -> dict[str, str]:
+    drop = ("KIMI_", "MOONSHOT_", "GITNEURAL_", "PRE_COMMIT", "GIT_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.pop("SKIP", None)
+    env.update(GITNEURAL_DATA_DIR=str(data_dir), **extra)
+    return env
+
+
+def _wall(args: list[str], cwd: Path, env: dict[str, str], repeat: int) -> float:
+    """Median wall time of a process, in milliseconds."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False, timeout=120)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def _phases(cwd: Path, env: dict[str, str], repeat: int) -> dict[str, float]:
+    runs = []
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", _PHASES], cwd=cwd, env=env, capture_output=True, text=True
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"phase timing failed: {out.stderr.strip()[-500:]}")
+        runs.append(json.loads(out.stdout))
+    return {k: statistics.median(r[k] for r in runs) * 1000 for k in runs[0]}
+
+
+def _repo(path: Path, staged: bool) -> Path:
+    gitutil = tests_module("gitutil")
+    repo = gitutil.make_repo(path)
+    gitutil.commit(repo, {"calc.py": BEFORE, "README.md": "calc\n"}, "initial")
+    if staged:
+        gitutil.stage(repo, {"calc.py": AFTER})
+    return path
+
+
+def run(quick: bool = False) -> list[Row]:
+    repeat = QUICK_REPEAT if quick else REPEAT
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
+        root = Path(tmp)
+        repo = _repo(root / "staged", staged=True)
+        env = _env(root / "data")
+        phases = _phases(repo, env, repeat)
+        total = sum(phases.values())
+        rows.append(
+            row(
+                "hook start-up, no model (import + diff + prompt)",
+                total,
+                "ms",
+                f"< {STARTUP_BUDGET_MS:.0f} ms",
+                total < STARTUP_BUDGET_MS,
+            )
+        )
+        rows += [row(f"  of which {name}", ms, "ms") for name, ms in phases.items()]
+        no_key = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, env, repeat)
+        rows.append(row("gitneural hook run process, no key (fails open)", no_key, "ms"))
+
+        reply = tests_module("k3stub").Reply(
+            tool_calls=[("submit_review", {"summary": "Fine.", "findings": []})]
+        )
+        with k3_stub(replies=[reply]) as stub:
+            online = {**env, "KIMI_API_KEY": stub.api_key, "KIMI_BASE_URL": stub.base_url}
+            first = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, online, 1)
+            cached = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, online, repeat)
+            asked = len(stub.chat_requests)
+        rows.append(row("first run, K3 stub answering at once", first, "ms"))
+        rows.append(
+            row(
+                "cached re-run (same staged change)",
+                cached,
+                "ms",
+                f"< {CACHED_BUDGET_MS:.0f} ms, model asked once",
+                cached < CACHED_BUDGET_MS and asked == 1,
+            )
+        )
+
+        empty = _repo(root / "empty", staged=False)
+        nothing = _wall([GITNEURAL, "hook", "run", "--quiet"], empty, env, repeat)
+        rows.append(
+            row(
+                "empty commit (nothing staged)",
+                nothing,
+                "ms",
+                f"< {EMPTY_BUDGET_MS:.0f} ms",
+                nothing < EMPTY_BUDGET_MS,
+            )
+        )
+        sdk = _wall([sys.executable, "-c", "import openai"], root, env, repeat)
+        bare = _wall([sys.executable, "-c", "pass"], root, env, repeat)
+        rows.append(row("import openai (paid only when a request is sent)", sdk - bare, "ms"))
+        rows.append(row("python start-up alone", bare, "ms"))
+    return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(run))
