@@ -175,27 +175,24 @@ class _Sites:
     mentions: int = 0
 
 
-@dataclass(frozen=True)
 class _Probe:
     """How one name is looked for: bytes that must occur, then words on lines."""
 
-    name: str
-    needle: bytes
-    word: regex.Pattern[str]
-    definition: regex.Pattern[str]
-    call: re.Pattern[str]
-
-    @classmethod
-    def of(cls, name: str) -> _Probe:
+    def __init__(self, name: str) -> None:
         escaped = re.escape(name)
-        return cls(
-            name,
-            name.encode(),
-            regex.compile(rf"(?<![\w$]){escaped}(?![\w$])"),
-            definition_pattern(name)[1],
-            # No space before "(": calls in code, not "a width (in cells)" in prose.
-            re.compile(rf"(?<![\w$]){escaped}\("),
-        )
+        self.name = name
+        self.needle = name.encode()
+        self.word = re.compile(rf"(?<![\w$]){escaped}(?![\w$])")
+        # No space before "(": calls in code, not "a width (in cells)" in prose.
+        self.call = re.compile(rf"(?<![\w$]){escaped}\(")
+        self._definition: regex.Pattern[str] | None = None
+
+    @property
+    def definition(self) -> regex.Pattern[str]:
+        """The tools' definition pattern, compiled on first use (it takes milliseconds)."""
+        if self._definition is None:
+            self._definition = definition_pattern(self.name)[1]
+        return self._definition
 
 
 @dataclass
@@ -218,31 +215,40 @@ class RelatedFinder:
         self.partial = False
 
     def contexts(self, groups: Sequence[Sequence[FileDiff]], rooms: Sequence[int]) -> list[str]:
-        """The related-code text for each group within its room in tokens ("" if none)."""
-        wanted = [
-            self._wanted(files) if room >= self.limits.min_tokens else None
-            for files, room in zip(groups, rooms, strict=True)
-        ]
-        names = sorted({n for w in wanted if w for n in (*w.changed, *w.used)})
+        """The related-code text for each group within its room in tokens ("" if none).
+
+        ``max_names`` bounds the lookups of the whole change, shared by the groups with
+        room: a change in 40 parts costs no more searching than one prompt.
+        """
+        served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
+        share = max(1, self.limits.max_names // max(1, len(served)))
+        wanted = {i: self._wanted(groups[i], share) for i in served}
+        names = sorted({n for w in wanted.values() for n in (*w.changed, *w.used)})
         sites = self._scan(names)
         return [
-            self._render(w, sites, min(room, self.limits.max_tokens)) if w else ""
-            for w, room in zip(wanted, rooms, strict=True)
+            self._render(wanted[i], sites, min(room, self.limits.max_tokens)) if i in wanted else ""
+            for i, room in enumerate(rooms)
         ]
 
-    def _wanted(self, files: Sequence[FileDiff]) -> _Wanted:
+    def _wanted(self, files: Sequence[FileDiff], limit: int) -> _Wanted:
+        """Up to ``limit`` names: changed ones first (a third is kept for used ones)."""
         ordered = sorted(files, key=lambda f: f.path)
+        room_changed = max(1, limit - limit // 3)
         changed: list[str] = []
         seen: set[str] = set()
         for file in ordered:
+            if len(changed) >= room_changed:
+                break  # reading and parsing more files would find names never used
             for name in changed_names(file, self._head):
                 _add(changed, seen, name)
-        changed = changed[: self.limits.max_names]
+        changed = changed[:room_changed]
         used: list[str] = []
         for file in ordered:
+            if len(used) >= limit - len(changed):
+                break
             for name in used_names(file):
                 _add(used, seen, name)
-        used = used[: self.limits.max_names - len(changed)]
+        used = used[: max(0, limit - len(changed))]
         shown = {f.path: f.right_lines for f in files}
         return _Wanted(changed, used, shown)
 
@@ -250,7 +256,7 @@ class RelatedFinder:
 
     def _scan(self, names: Iterable[str]) -> dict[str, _Sites]:
         limits = self.limits
-        probes = [_Probe.of(n) for n in names]
+        probes = [_Probe(n) for n in names]
         sites = {p.name: _Sites() for p in probes}
         if not probes:
             return sites

@@ -149,6 +149,47 @@ def _fit(item: FileContext, budget: int) -> tuple[FileContext, int]:
     return bare, file_cost(bare)
 
 
+class _Layout:
+    """Fills groups in order: a unit goes whole into the current group or a fresh one."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._groups: list[Group] = []
+        self._current = Group([], 0)
+
+    def _close(self) -> None:
+        if self._current.files:
+            self._groups.append(self._current)
+            self._current = Group([], 0)
+
+    def _add(self, item: FileContext, cost: int) -> None:
+        self._current.files.append(item)
+        self._current.tokens += cost
+
+    def place(self, clusters: list[list[tuple[FileContext, int]]]) -> bool:
+        """Put these clusters in one group if they fit one; False if they do not."""
+        size = sum(c for cluster in clusters for _, c in cluster)
+        if size > self._budget:
+            return False
+        if self._current.tokens + size > self._budget:
+            self._close()
+        for cluster in clusters:
+            for item, cost in cluster:
+                self._add(item, cost)
+        return True
+
+    def cut(self, cluster: list[tuple[FileContext, int]]) -> None:
+        """A cluster too large for one group: its files in path order, cut where full."""
+        for item, cost in cluster:
+            if self._current.tokens + cost > self._budget:
+                self._close()
+            self._add(item, cost)
+
+    def done(self) -> list[Group]:
+        self._close()
+        return self._groups
+
+
 def split_files(
     files: Sequence[FileContext], budget: int, *, max_groups: int
 ) -> tuple[list[Group], list[SkippedFile]]:
@@ -163,24 +204,19 @@ def split_files(
     members: defaultdict[int, list[int]] = defaultdict(list)
     for i in range(len(kept)):
         members[clusters.root(i)].append(i)
-    # Roots are the smallest index of each cluster: path order of their first file.
-    groups: list[Group] = []
-    current = Group([], 0)
+    # Roots are the smallest index of each cluster: path order of their first file. The
+    # clusters of one directory form a block that a group takes whole when it can.
+    blocks: dict[str, list[list[tuple[FileContext, int]]]] = {}
     for root in sorted(members):
         cluster = [kept[i] for i in members[root]]
-        whole = sum(c for _, c in cluster)
-        if current.files and current.tokens + whole > budget and whole <= budget:
-            # Start the cluster in a fresh group rather than cut it.
-            groups.append(current)
-            current = Group([], 0)
-        for item, cost in cluster:
-            if current.files and current.tokens + cost > budget:
-                groups.append(current)
-                current = Group([], 0)
-            current.files.append(item)
-            current.tokens += cost
-    if current.files:
-        groups.append(current)
+        blocks.setdefault(posixpath.dirname(paths[root]), []).append(cluster)
+    layout = _Layout(budget)
+    for block in blocks.values():
+        if not layout.place(block):
+            for cluster in block:
+                if not layout.place([cluster]):
+                    layout.cut(cluster)
+    groups = layout.done()
     if len(groups) > max_groups:
         reason = GROUP_LIMIT.format(n=max_groups)
         skipped += [SkippedFile(f.file.path, reason) for g in groups[max_groups:] for f in g.files]
