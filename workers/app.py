@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from celery import Celery
 from celery.signals import worker_shutting_down
+from kombu.transport import TRANSPORT_ALIASES
 
 from workers import limits
 from workers.settings import WorkerSettings
@@ -33,6 +34,9 @@ from workers.tasks import EYES_TASK, REVIEW_TASK, register_tasks
 log = logging.getLogger("gitneural.worker")
 
 EMBEDDED_TRANSPORT: Final = "workers.sqlite_broker:Transport"
+# Celery also parses the broker URL without the configured transport (to mask it in
+# reports): make ``sqlite://`` name the embedded broker there too.
+TRANSPORT_ALIASES.setdefault("sqlite", EMBEDDED_TRANSPORT)
 
 
 def celery_config(settings: WorkerSettings) -> dict[str, Any]:
