@@ -32,6 +32,8 @@ class WorkerContext:
     #: Seconds one review may take (the model's part stops then); ``None``: the
     #: repository's ``agent.max_seconds`` alone. Keep it under the task's soft time limit.
     review_seconds: float | None = None
+    #: Seconds before a GitHub request without an answer is given up.
+    github_timeout: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
@@ -55,11 +57,14 @@ class WorkerContext:
     def github(self, installation_id: int) -> github.Github:
         """A client acting as the installation; it never retries a POST."""
         if self.github_pacing:
-            return installation_client(self.creds, self.tokens, installation_id)
+            return installation_client(
+                self.creds, self.tokens, installation_id, timeout=self.github_timeout
+            )
         return installation_client(
             self.creds,
             self.tokens,
             installation_id,
+            timeout=self.github_timeout,
             seconds_between_requests=None,
             seconds_between_writes=None,
         )

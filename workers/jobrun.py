@@ -200,10 +200,27 @@ class _JobRun:
             on_401=self._forget_token,
         )
         url = f"{pull.web_url}/pull/{job.pr_number}#pullrequestreview-{posted.review_id}"
-        self.check.complete(check_output(result, pc, pub, url, posted.moved_inline))
+        self._complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
         moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
         detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
         return JobOutcome("posted", posted.review_id, detail)
+
+    def _complete_posted(self, output: CheckOutput) -> None:
+        """Complete the check run of a posted review.
+
+        A transient failure propagates without touching the run: the job's retry finds
+        the review by its marker and completes the run it left in progress.
+        """
+        check, self.check = self.check, None
+        assert check is not None
+        try:
+            check.complete(output)
+        except GitHubError as exc:
+            if exc.transient:
+                raise
+            log.warning("%s: GitHub refused the check run's output: %s", self.name, exc)
+            self.check = check
+            self.close(output.conclusion, output.title, "Review posted.")
 
     def _already_done(self, head_sha: str) -> JobOutcome | None:
         for review in reversed(self.earlier):

@@ -2,10 +2,11 @@
 
 A POST is never retried blindly: when it fails without a clear "not stored" answer (a
 5xx, a reset connection, a timeout), GitNeural first reads the PR's reviews back and
-looks for its marker with this head and delivery; only if the review is not there is it
-posted again, once. A 422 means GitHub stored nothing: GitHub does not say which
-comment it refused, so the retry moves every inline comment into the body.
-Other comments a job leaves (the quota notice) are posted here too, also at most once.
+looks for its marker with this head and delivery. After a 5xx that did not land, it is
+posted again, once; after no answer at all, GitHub may still be storing it, so the job
+is left to retry later (and reads the reviews first). A 422 means GitHub stored
+nothing; it does not say which comment it refused, so the retry moves every inline
+comment into the body.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ def post_review(
             landed = already_posted()
             if landed is not None:
                 return Posted(landed, moved_inline=moved, found=True)
-            if tried_again or (exc.retry_after or 0) > 0:
-                raise  # transient: the job is rescheduled, and reads the reviews first
+            # Without an answer (a timeout, a reset) GitHub may still be storing the
+            # review: only a later run, which reads the reviews first, can tell.
+            if tried_again or exc.status is None or (exc.retry_after or 0) > 0:
+                raise
             tried_again = True
 
 

@@ -196,12 +196,12 @@ def severity_counts(findings: Iterable[Finding]) -> str:
 
 
 def usage_line(usage: Usage, model: str, effort: str, duration_s: float) -> str:
-    cached = f" ({usage.cached_tokens:,} cached, {usage.cached_ratio:.0%})"
+    requests = f"{usage.requests} request{'s' if usage.requests != 1 else ''}"
     return (
         f"{_one_line(model, 80) or 'model'} at effort {_one_line(effort, 10) or '?'} · "
-        f"{usage.prompt_tokens:,} prompt tokens{cached if usage.cached_tokens else ''} · "
-        f"{usage.completion_tokens:,} completion tokens · {usage.requests} requests · "
-        f"{duration_s:.1f} s"
+        f"{usage.prompt_tokens:,} prompt tokens ({usage.cached_tokens:,} cached, "
+        f"{usage.cached_ratio:.0%}) · {usage.completion_tokens:,} completion tokens · "
+        f"{requests} · {duration_s:.1f} s"
     )
 
 
