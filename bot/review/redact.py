@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from bot.review.diff import Diff, DiffLine, FileDiff, Hunk
-from bot.review.secret_patterns import PATTERNS
+from bot.review.secret_patterns import patterns_for
 from bot.review.types import Finding, Severity
 
 PRIVATE_KEY = "private key"
@@ -129,7 +129,7 @@ def _bare_runs(text: str) -> list[_Span]:
 
 def _pattern_spans(text: str) -> list[_Span]:
     spans: list[_Span] = []
-    for pattern in PATTERNS:
+    for pattern in patterns_for(text):
         for match in pattern.regex.finditer(text):
             secret = match.group(pattern.group)
             kind = pattern.kind_of(match) if secret else None

@@ -27,23 +27,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from detect_secrets.filters.heuristic import (
-    is_potential_uuid,
-    is_sequential_string,
-    is_templated_secret,
-)
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
 
 
 @dataclass(frozen=True)
@@ -105,8 +94,22 @@ def _decoded(value: str) -> str:
     return text if text.isprintable() else ""
 
 
+@functools.cache
+def _heuristics() -> tuple[Callable[[str], bool], ...]:
+    # detect-secrets costs ~150 ms to import (it pulls in requests): only on first need,
+    # so the pre-commit hook's start stays fast for changes without secret-like text.
+    from detect_secrets.filters.heuristic import (
+        is_potential_uuid,
+        is_sequential_string,
+        is_templated_secret,
+    )
+
+    return is_templated_secret, is_sequential_string, is_potential_uuid
+
+
 def _is_placeholder(value: str) -> bool:
     lowered = value.lower() + "\n" + _decoded(value).lower()
+    is_templated_secret, is_sequential_string, is_potential_uuid = _heuristics()
     return (
         is_templated_secret(value)
         or value.startswith(("$", "%", "{{", "<"))
@@ -262,6 +265,13 @@ def _ours() -> list[SecretPattern]:
 
 def _from_detect_secrets() -> list[SecretPattern]:
     """Vendor formats whose patterns detect-secrets maintains."""
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+
     found: list[SecretPattern] = []
     plugins: list[tuple[str, Any]] = [
         ("GitLab token", GitLabTokenDetector),
@@ -279,4 +289,20 @@ def _from_detect_secrets() -> list[SecretPattern]:
     return found
 
 
-PATTERNS: tuple[SecretPattern, ...] = (*_ours(), *_from_detect_secrets())
+OWN_PATTERNS: tuple[SecretPattern, ...] = tuple(_ours())
+
+#: Every prefix the detect-secrets patterns below start with: text without one cannot
+#: match them, so the library is imported only for text that might.
+_VENDOR_TRIGGER = re.compile(r"gl[a-z]{1,6}-|GR1348941|pypi-|SG\.|sq0csp-|[rs]k_live_|AccountKey=")
+
+
+@functools.cache
+def _vendor_patterns() -> tuple[SecretPattern, ...]:
+    return tuple(_from_detect_secrets())
+
+
+def patterns_for(text: str) -> tuple[SecretPattern, ...]:
+    """The patterns worth running on ``text``."""
+    if _VENDOR_TRIGGER.search(text):
+        return OWN_PATTERNS + _vendor_patterns()
+    return OWN_PATTERNS

@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 import prompts
 from bot.errors import ModelOutputError
 from bot.review.types import Finding, Severity
+
+if TYPE_CHECKING:
+    import jsonschema
 
 #: Schema errors quoted in one message; the rest are counted.
 _MAX_ERRORS = 5
@@ -43,6 +44,9 @@ class SubmissionError(ModelOutputError):
 
 @functools.cache
 def _validator() -> jsonschema.protocols.Validator:
+    # Imported on first use: ~70 ms the pre-commit hook need not pay before it has an answer.
+    import jsonschema
+
     schema = prompts.submit_review_schema()
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
