@@ -144,15 +144,21 @@ class _JobRun:
     def _forget_token(self) -> None:
         self.ctx.forget_token(self.job.installation_id)
 
+    def _reviews(self) -> list[PostedReview]:
+        job = self.job
+        return gitneural_reviews(
+            self.gh, job.repo, job.pr_number, self.ctx.bot_login, on_401=self._forget_token
+        )
+
     def run(self) -> JobOutcome:
         job = self.job
-        pull = read_pull(self.gh, job.repo, job.pr_number)
+        pull = read_pull(self.gh, job.repo, job.pr_number, on_401=self._forget_token)
         if pull is None or not pull.open:
             return JobOutcome("gone", detail="the pull request is closed or gone")
         if job.head_sha is not None and job.head_sha != pull.head_sha:
             return JobOutcome("superseded", detail=f"the head is now {pull.head_sha[:12]}")
         self.pull = pull
-        self.earlier = gitneural_reviews(self.gh, job.repo, job.pr_number, self.ctx.bot_login)
+        self.earlier = self._reviews()
         done = self._already_done(pull.head_sha)
         if done is not None:
             return done
@@ -251,7 +257,7 @@ class _JobRun:
         if not self.still_current(head_sha):
             self.close("cancelled", "Superseded", "A newer commit is queued for review.")
             return JobOutcome("superseded", detail="a newer head was queued")
-        now = read_pull(self.gh, self.job.repo, self.job.pr_number)
+        now = read_pull(self.gh, self.job.repo, self.job.pr_number, on_401=self._forget_token)
         if now is None or not now.open:
             self.close("cancelled", "Pull request closed", "Closed while it was reviewed.")
             return JobOutcome("gone", detail="closed while it was reviewed")
@@ -261,8 +267,7 @@ class _JobRun:
         return None
 
     def _find_posted(self, head_sha: str) -> int | None:
-        reviews = gitneural_reviews(self.gh, self.job.repo, self.job.pr_number, self.ctx.bot_login)
-        for review in reviews:
+        for review in self._reviews():
             if review.marker.delivery == self.job.delivery_id and review.marker.head == head_sha:
                 return review.id
         return None
@@ -291,7 +296,12 @@ class _JobRun:
                 )
             except GitHubError as err:
                 log.warning("%s: could not create a check run: %s", self.name, err)
-        self.close("failure", "GitNeural could not review this change", reason)
+        head = f"`{self.pull.head_sha[:12]}`" if self.pull is not None else "this change"
+        self.close(
+            "failure",
+            "GitNeural could not review this change",
+            f"The review of {head} failed: {reason}",
+        )
         if isinstance(exc, ModelQuotaError) and self.pull is not None:
             self._quota_notice()
         return JobOutcome("failed", detail=reason)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import github
 import requests
@@ -29,6 +29,7 @@ from bot.errors import GitHubError
 from bot.gh.auth import _retry_after
 from bot.render.github import Marker, parse_marker
 
+T = TypeVar("T")
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
@@ -133,17 +134,42 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
     )
 
 
-def read_pull(gh: github.Github, full_name: str, number: int) -> PullInfo | None:
-    """The pull request as it is now (one request); None if GitHub no longer has it."""
-    pr = lazy_pull(gh, full_name, number)
+def fresh_read(read: Callable[[], T], doing: str, on_401: Callable[[], None] | None) -> T:
+    """``read()``, once more after ``on_401`` if GitHub refused the cached token.
+
+    Reads are safe to repeat; a token revoked or expired early is otherwise only noticed
+    by a 401, and the job should not wait for a retry just to mint a new one.
+    """
     try:
-        with github_errors(f"reading pull request #{number} of {full_name}"):
-            pr.update()  # fetches the lazy object's whole JSON
+        with github_errors(doing, on_401):
+            return read()
+    except GitHubError as exc:
+        if exc.status != 401 or on_401 is None:
+            raise
+    with github_errors(doing):
+        return read()
+
+
+def read_pull(
+    gh: github.Github,
+    full_name: str,
+    number: int,
+    *,
+    on_401: Callable[[], None] | None = None,
+) -> PullInfo | None:
+    """The pull request as it is now (one request); None if GitHub no longer has it."""
+
+    def read() -> PullInfo:
+        pr = lazy_pull(gh, full_name, number)
+        pr.update()  # fetches the lazy object's whole JSON
+        return pull_info(pr, full_name)
+
+    try:
+        return fresh_read(read, f"reading pull request #{number} of {full_name}", on_401)
     except GitHubError as exc:
         if exc.status in (404, 410):
             return None
         raise
-    return pull_info(pr, full_name)
 
 
 def by_gitneural(user: Any, bot_login: str | None) -> bool:
@@ -156,7 +182,12 @@ def by_gitneural(user: Any, bot_login: str | None) -> bool:
 
 
 def gitneural_reviews(
-    gh: github.Github, full_name: str, number: int, bot_login: str | None
+    gh: github.Github,
+    full_name: str,
+    number: int,
+    bot_login: str | None,
+    *,
+    on_401: Callable[[], None] | None = None,
 ) -> list[PostedReview]:
     """GitNeural's earlier reviews of the PR, oldest first, each with its marker.
 
@@ -164,20 +195,16 @@ def gitneural_reviews(
     not known, any bot account) and its body carries the marker: nobody else can make
     GitNeural believe it has already reviewed a head.
     """
-    found: list[PostedReview] = []
-    with github_errors(f"listing the reviews of pull request #{number} of {full_name}"):
+
+    def read() -> list[PostedReview]:
+        found: list[PostedReview] = []
         for review in lazy_pull(gh, full_name, number).get_reviews():
             data: dict[str, Any] = review.raw_data
-            if not by_gitneural(data.get("user"), bot_login):
-                continue
             marker = parse_marker(data.get("body"))
-            if marker is not None:
-                found.append(
-                    PostedReview(
-                        int(data["id"]),
-                        marker,
-                        str(data.get("html_url") or ""),
-                        review.submitted_at,
-                    )
-                )
-    return found
+            if marker is None or not by_gitneural(data.get("user"), bot_login):
+                continue
+            url = str(data.get("html_url") or "")
+            found.append(PostedReview(int(data["id"]), marker, url, review.submitted_at))
+        return found
+
+    return fresh_read(read, f"listing the reviews of pull request #{number}", on_401)
