@@ -203,3 +203,28 @@ def test_github_outages_are_retried_later(
             run_review_job(w.job("opened"), w.ctx)
     assert raised.value.transient is True
     assert raised.value.retry_after == retry_after
+
+
+def test_pr_force_pushed_between_the_api_read_and_the_fetch(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        w.gh.when("GET", REVIEWS, "force_push", REPO, "feature", files={"x.py": "x = 1\n"})
+        outcome = run_review_job(w.job("opened"), w.ctx)
+        assert w.reviews() == [] and w.check_runs() == [] and w.stub.chat_requests == []
+    assert outcome.status == "superseded"
+
+
+def test_an_unexpected_stop_cancels_the_check_run_and_propagates(tmp_path: Path) -> None:
+    class Stopped(Exception):
+        pass
+
+    def still_current(head: str) -> bool:
+        raise Stopped("the task's time limit")
+
+    with job_world(tmp_path) as w:
+        w.stub.push(submit(PLANTED_BUG))
+        with pytest.raises(Stopped):
+            run_review_job(w.job("opened"), w.ctx, still_current=still_current)
+        [check] = w.check_runs()
+        assert w.reviews() == []
+    assert (check["status"], check["conclusion"]) == ("completed", "cancelled")
+    assert "Stopped" in check["output"]["summary"]

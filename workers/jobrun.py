@@ -105,9 +105,10 @@ def run_review_job(
             raise TransientJobError(str(exc), getattr(exc, "retry_after", None)) from exc
         outcome = run.fail(exc)
     except Exception as exc:
-        # The job's one outer boundary: whatever broke (a bug, Celery's soft time limit),
-        # the check run must not stay "in progress" forever. The error propagates.
-        run.close("failure", "GitNeural failed", f"The review stopped ({type(exc).__name__}).")
+        # The job's one outer boundary: whatever stopped it (a time limit, a shutdown that
+        # requeues the job, a bug), the check run must not stay "in progress" forever.
+        # The error propagates to the task, which knows what it means.
+        run.close("cancelled", "GitNeural stopped", f"The review stopped ({type(exc).__name__}).")
         raise
     log.info("%s: %s %s", run.name, outcome.status, outcome.detail)
     return outcome
@@ -166,6 +167,9 @@ class _JobRun:
             mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)
         except MirrorNotFoundError as exc:
             return JobOutcome("gone", detail=str(exc))
+        if mirror.get(pull.head_sha) is None:
+            # Pushed to between the API read and the fetch: that push has its own job.
+            return JobOutcome("superseded", detail="the head moved while it was fetched")
         gate = settings_gate(job, pull, mirror, refs)
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)

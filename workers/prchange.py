@@ -19,7 +19,7 @@ from bot.errors import GitError
 from bot.gh.pulls import PullInfo
 from bot.gitrepo import TreeSnapshot, range_change, resolve_commit
 from bot.review.change import Change
-from bot.review.diff import Diff, printable
+from bot.review.diff import Diff
 
 _DESCRIPTION_MAX = 16_000
 
@@ -54,7 +54,7 @@ def _describe(pull: PullInfo, log: str) -> str:
     return text[:_DESCRIPTION_MAX]
 
 
-def _paths_between(mirror: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit) -> set[str]:
+def _paths_between(old: pygit2.Commit, new: pygit2.Commit) -> set[str]:
     diff = old.tree.diff_to_tree(new.tree)
     return {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
 
@@ -82,7 +82,7 @@ def build_change(
     if last is None or last.id == head.id:
         return PullChange(full, full.diff)
     in_pr = {f.path for f in full.diff} | {f.old_path for f in full.diff}
-    changed = sorted(_paths_between(mirror, last, head) & in_pr)
+    changed = sorted(_paths_between(last, head) & in_pr)
     if not incremental or not mirror.descendant_of(head.id, last.id):
         return PullChange(full, full.diff, changed_last=changed)
     since = range_change(mirror, str(last.id), pull.head_sha)
@@ -95,7 +95,3 @@ def build_change(
         description=_describe(pull, since.description),
     )
     return PullChange(change, full.diff, since=str(last.id), changed_last=changed)
-
-
-def describe_ref(ref: str) -> str:
-    return printable(ref.removeprefix("refs/heads/"))
