@@ -206,15 +206,15 @@ def review(
     model_findings: list[Finding] = []
     coverage = plan.coverage
     if plan.groups:
-        seconds = config.agent.max_seconds
-        limit = started + seconds
+        limit = started + config.agent.max_seconds
+        until = min(limit, deadline) if deadline is not None else limit
         budget = LoopBudget(
             max_turns=config.agent.max_turns,
             max_tool_calls=config.agent.max_tool_calls,
             max_tokens=config.agent.max_tokens,
-            deadline=min(limit, deadline) if deadline is not None else limit,
+            deadline=until,
             # A short budget (the hook's) cannot keep 30 s back for the last turn.
-            reserve_s=min(30.0, seconds / 4),
+            reserve_s=min(30.0, max(0.0, until - started) / 4),
         )
         outcome = review_groups(
             client,
