@@ -15,6 +15,7 @@ from jobrunutil import (
     job_world,
     submit,
 )
+from k3stub import Reply
 
 from bot.render.github import parse_marker
 from workers.jobrun import add_eyes_reaction, run_review_job
@@ -265,3 +266,19 @@ def test_api_calls_per_review_do_not_grow_with_the_pr(tmp_path: Path, files: int
     assert len(calls) == 6
     assert all("/files" not in path for _, path in calls)  # the code came by git
     assert git
+
+
+def test_agentic_review_reads_the_pr_head_from_the_mirror(tmp_path: Path) -> None:
+    config = '[review]\neffort = "max"\n'
+    with job_world(tmp_path, base_files={".gitneural.toml": config}) as w:
+        w.stub.push(
+            Reply(reasoning="Who calls it?", tool_calls=[("read_file", {"path": "people.py"})]),
+            submit(PLANTED_BUG),
+        )
+        outcome = run_review_job(w.job("opened"), w.ctx)
+        first, second = w.stub.chat_requests
+        [review] = w.reviews()
+    assert outcome.status == "posted" and len(review["comments"]) == 1
+    assert first.body["reasoning_effort"] == "max"
+    tool_answer = next(m for m in second.body["messages"] if m["role"] == "tool")
+    assert "age > 18" in tool_answer["content"]  # the PR's head, not the base
