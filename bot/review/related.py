@@ -22,8 +22,6 @@ prompt and K3's prefix cache keeps serving it.
 
 from __future__ import annotations
 
-import builtins
-import keyword
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -35,8 +33,8 @@ from bot.errors import GitNeuralError
 from bot.review.budget import estimate_tokens
 from bot.review.change import Snapshot
 from bot.review.diff import FileDiff, decode_text
-from bot.review.enclosing import enclosing_ranges
 from bot.review.redact import redact_text
+from bot.review.symbols import add_name, changed_names, used_names
 from bot.review.tool_search import definition_pattern, is_binary
 from bot.review.tools import RepoTools
 
@@ -47,7 +45,7 @@ __all__ = ["RelatedFinder", "RelatedLimits", "changed_names", "used_names"]
 class RelatedLimits:
     #: Tokens of related code per prompt (less when the files leave less room).
     max_tokens: int = 8_000
-    #: Names looked up per prompt: changed ones first, then used ones.
+    #: Names looked up for the whole change (shared by its parts): changed ones first.
     max_names: int = 24
     #: Callers, or definitions, shown per name.
     max_sites: int = 3
@@ -65,107 +63,7 @@ class RelatedLimits:
     min_tokens: int = 400
 
 
-_IDENT = r"[A-Za-z_$][\w$]*"
-# A definition on a changed line, in the common languages (the name is group 1).
-_DEF_LINE = re.compile(
-    r"\s*(?:(?:export|default|public|private|protected|internal|static|abstract|final"
-    r"|async|pub(?:\([^)]*\))?|unsafe|override|virtual|inline|extern)\s+)*"
-    r"(?:def|class|function\*?|func|fn|fun|sub|struct|interface|enum|trait|type|record)"
-    rf"\s+(?:\([^)]*\)\s*)?(?:{_IDENT}(?:\.|::))?({_IDENT})"
-)
-_ARROW = re.compile(
-    rf"\s*(?:export\s+)?(?:const|let|var)\s+({_IDENT})\s*=\s*(?:async\s*)?"
-    rf"(?:function\b|\([^)]*\)\s*(?::[^=]*)?=>|{_IDENT}\s*=>)"
-)
-_CALL = re.compile(rf"(?<![\w$])({_IDENT})\s*\(")
-_TYPE = re.compile(r"(?<![\w$])([A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)(?![\w$])")
-
-_OTHER_KEYWORDS = """if for while switch case return catch function new typeof sizeof super this
-        self cls func fn let var const void static public private protected throw throws
-        try else elif then end begin require include import export default extends
-        implements instanceof delete await async yield struct enum impl match where
-        println printf sprintf fprintf malloc free memcpy strlen make append panic
-        String Object Array Map Set Promise Error Exception Optional List Dict Any
-        Result Some None Ok Err Vec Box Self TODO FIXME NOTE"""
-
-# Names whose definitions would be noise: keywords of the common languages, Python's
-# builtins, and the methods of built-in containers (``append``, ``get``, ``items`` …).
-_COMMON = frozenset(
-    {
-        *keyword.kwlist,
-        *dir(builtins),
-        *(n for t in (str, bytes, list, dict, set, tuple, int, float) for n in dir(t)),
-        *_OTHER_KEYWORDS.split(),
-    }
-)
-
-_MIN_NAME = 3
 _COMMENTS = ("#", "//", "/*", "*", "--", ";")
-
-
-def _definition_name(text: str) -> str | None:
-    found = _DEF_LINE.match(text) or _ARROW.match(text)
-    return found.group(1) if found else None
-
-
-def _touched(file: FileDiff) -> set[int]:
-    """New-file lines whose unit changed: added lines, and where a removal was."""
-    touched = set(file.added_lines)
-    for hunk in file.hunks:
-        pending = False
-        last: int | None = None
-        for line in hunk.lines:
-            if line.kind == "-":
-                pending = True
-            elif line.new_no is not None:
-                if pending:
-                    touched.add(line.new_no)
-                    pending = False
-                last = line.new_no
-        if pending and last is not None:
-            touched.add(last)
-    return touched
-
-
-def _add(names: list[str], seen: set[str], name: str | None) -> None:
-    if name and name not in seen and len(name) >= _MIN_NAME and name not in _COMMON:
-        seen.add(name)
-        names.append(name)
-
-
-def changed_names(file: FileDiff, head: Snapshot | None) -> list[str]:
-    """Functions and classes the change defines, edits or removes, in diff order."""
-    names: list[str] = []
-    seen: set[str] = set()
-    for hunk in file.hunks:
-        for line in hunk.lines:
-            if line.kind != " ":
-                _add(names, seen, _definition_name(line.text))
-    data = head.read(file.path) if head is not None else None
-    if data is not None and len(data) <= 1_000_000 and not is_binary(data):
-        for _, _, header in enclosing_ranges(file.path, decode_text(data), _touched(file)):
-            _add(names, seen, _definition_name(header))
-    return names
-
-
-def used_names(file: FileDiff) -> list[str]:
-    """Functions called and types named on added lines, most used first."""
-    counts: dict[str, int] = {}
-    for hunk in file.hunks:
-        for line in hunk.lines:
-            if line.kind != "+":
-                continue
-            defined = _definition_name(line.text)
-            for pattern in (_CALL, _TYPE):
-                for match in pattern.finditer(line.text):
-                    if match.group(1) != defined:
-                        counts[match.group(1)] = counts.get(match.group(1), 0) + 1
-    ordered = sorted(counts, key=lambda n: -counts[n])  # stable: ties keep diff order
-    names: list[str] = []
-    seen: set[str] = set()
-    for name in ordered:
-        _add(names, seen, name)
-    return names
 
 
 @dataclass
@@ -240,14 +138,14 @@ class RelatedFinder:
             if len(changed) >= room_changed:
                 break  # reading and parsing more files would find names never used
             for name in changed_names(file, self._head):
-                _add(changed, seen, name)
+                add_name(changed, seen, name)
         changed = changed[:room_changed]
         used: list[str] = []
         for file in ordered:
             if len(used) >= limit - len(changed):
                 break
             for name in used_names(file):
-                _add(used, seen, name)
+                add_name(used, seen, name)
         used = used[: max(0, limit - len(changed))]
         shown = {f.path: f.right_lines for f in files}
         return _Wanted(changed, used, shown)
