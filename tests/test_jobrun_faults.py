@@ -79,6 +79,7 @@ def test_422_moves_every_inline_comment_into_the_body_and_posts_once(tmp_path: P
     assert "Off-by-one" in review["body"] and "return age >= 18" in review["body"]
     assert "people.py" in review["body"] and "#L2" in review["body"]
     assert "refused the inline comments" in check["output"]["summary"]
+    assert "0 inline · 1 in the review body" in check["output"]["summary"]
 
 
 def test_pr_closed_while_it_is_reviewed_gets_no_review(tmp_path: Path) -> None:

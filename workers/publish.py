@@ -135,7 +135,10 @@ def check_output(
     posted = f"[Review posted]({review_url})" if review_url else "Review posted"
     if moved:
         posted += " (GitHub refused the inline comments: they are in the review's body)"
-    counts = f"{len(pub.inline)} inline · {len(pub.listed)} in the review body"
+    inline, in_body = len(pub.inline), len(pub.listed)
+    if moved:
+        inline, in_body = 0, inline + in_body
+    counts = f"{inline} inline · {in_body} in the review body"
     if pub.repeated:
         counts += f" · {len(pub.repeated)} already reported earlier"
     summary = "\n\n".join(
