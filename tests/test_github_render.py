@@ -167,3 +167,12 @@ def test_code_span_survives_backticks_and_newlines() -> None:
     assert code_span("a`b") == "``a`b``"
     assert code_span("`x`") == "`` `x` ``"
     assert "\n" not in code_span("a\nb")
+
+
+def test_skipped_files_with_huge_names_are_counted_not_listed() -> None:
+    skipped = [SkippedFile("d/" * 2_000 + f"{i}.bin", "binary") for i in range(40)]
+    body = review_body(
+        text(coverage=Coverage(["a.py"], skipped)), inline=[], listed=[], links=LINKS, marker=MARKER
+    )
+    assert "Skipped 40:" in body and "… and 40 more" in body
+    assert len(body) < 10_000

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.render.sanitize import sanitize_markdown, suggestion_fence
@@ -41,6 +41,7 @@ _TITLE_LIMIT = 300
 _FINDING_LIMIT = 4_000
 _SUMMARY_LIMIT = 6_000
 _MAX_SKIPPED_LISTED = 30
+_COVERAGE_LIMIT = 8_000
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,6 @@ class ReviewText:
     scope: str
     #: Findings left out because an earlier GitNeural review already posted them.
     repeated: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def review_body(
@@ -257,9 +257,11 @@ def review_body(
         s = "s" if text.repeated != 1 else ""
         counts += f" · {text.repeated} finding{s} already reported earlier, not repeated"
     head = [f"### GitNeural review\n\n{counts}"]
-    head += [n for n in text.notes if n]
+    coverage = coverage_text(text.coverage, text.scope)
+    if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names
+        coverage = coverage_text(text.coverage, text.scope, limit=0)
     footer = [
-        coverage_text(text.coverage, text.scope),
+        coverage,
         f"<sub>{usage_line(text.usage, text.model, text.effort, text.duration_s)}</sub>",
     ]
     room = MAX_BODY - len(tail) - sum(len(p) + 2 for p in head + footer) - 200
@@ -278,6 +280,4 @@ def review_body(
             shown += 1
         if shown < len(listed):
             parts.append(f"… and {len(listed) - shown} more: see the GitNeural check run.")
-    if sum(len(p) + 2 for p in parts + footer) + len(tail) > MAX_BODY:
-        footer = footer[1:]  # the skipped-file list is the one part that may go
     return "\n\n".join(parts + footer)[: MAX_BODY - len(tail)] + tail
