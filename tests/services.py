@@ -177,10 +177,11 @@ def pid_alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
-def submit_reply(*findings: dict[str, Any]) -> Reply:
+def submit_reply(*findings: dict[str, Any], think_seconds: float = 0.0) -> Reply:
     return Reply(
         reasoning="Comparing old and new code.",
         tool_calls=[("submit_review", {"summary": "Reviewed.", "findings": list(findings)})],
+        think_seconds=think_seconds,
     )
 
 
@@ -188,27 +189,33 @@ def submit_reply(*findings: dict[str, Any]) -> Reply:
 class AppWorld:
     gh: FakeGitHub
     stub: K3Stub
-    #: Seconds the model "thinks" before each answer (tests that need a review in flight).
+    #: Seconds the model is silent before each answer (a review in flight, countable).
     think: float = 0.0
-    #: Chat requests in flight at once, per PR title, and the most seen.
+    #: Seconds each answer streams its reasoning (a review in flight, running Python).
+    stream: float = 0.0
+    #: Chat requests in flight at once, per PR title, and the most seen (all PRs: "*").
     active: dict[str, int] = field(default_factory=dict)
     most_active: dict[str, int] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _branches: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def brain(self, body: dict[str, Any]) -> Reply:
         text = str(body.get("messages"))
-        title = next((t for t in self.active if t in text), "?")
+        title = next((t for t in self.active if t != "*" and t in text), "?")
         with self._lock:
-            self.active[title] = self.active.get(title, 0) + 1
-            self.most_active[title] = max(self.most_active.get(title, 0), self.active[title])
+            for key in (title, "*"):
+                self.calls[key] = self.calls.get(key, 0) + 1
+                self.active[key] = self.active.get(key, 0) + 1
+                self.most_active[key] = max(self.most_active.get(key, 0), self.active[key])
         try:
             if self.think:
                 time.sleep(self.think)
-            return submit_reply(PLANTED_BUG)
+            return submit_reply(PLANTED_BUG, think_seconds=self.stream)
         finally:
             with self._lock:
-                self.active[title] -= 1
+                for key in (title, "*"):
+                    self.active[key] -= 1
 
     def new_pull(self, files: dict[str, str | None] | None = None) -> int:
         """A new PR planting the bug, titled ``PR <n>`` (the brain tells PRs apart by it)."""

@@ -274,6 +274,8 @@ def _run_locked(
     )
     try:
         with guard:
+            if job.comment_id is not None:
+                _ensure_eyes(job, ctx)
             outcome = jobrun.run_review_job(job, ctx, still_current=still_current)
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
@@ -292,6 +294,18 @@ def _run_locked(
             job, "failed", None, f"passed the hard time limit of {s.hard_time_limit:.0f} s"
         )
     return _report(job, outcome.status, outcome.review_id, outcome.detail)
+
+
+def _ensure_eyes(job: ReviewJob, ctx: WorkerContext) -> None:
+    """The fast queue's task reacts at once; this makes sure the reaction also comes
+    before the review when that task is late (a cold worker) or was lost. GitHub keeps
+    one reaction per user, so the second request changes nothing."""
+    from workers import jobrun
+
+    try:
+        jobrun.add_eyes_reaction(job, ctx)
+    except GitNeuralError as exc:
+        log.warning("eyes reaction %s failed: %s", describe(job), exc)
 
 
 def _run_eyes(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], faults: int) -> Result:

@@ -132,6 +132,9 @@ def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
         "errorlog": "-",
         "accesslog": None,
         "loglevel": "debug" if args.verbose > 1 else "info",
+        # gunicorn >= 25.1 opens a control socket at one path per user: two servers on a
+        # host would fight over it, and nothing here uses it.
+        "control_socket_disable": True,
     }
 
 
@@ -141,7 +144,8 @@ def _run_gunicorn(options: dict[str, Any]) -> int:
     class WebServer(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             for key, value in options.items():
-                self.cfg.set(key, value)
+                if key in self.cfg.settings:  # older gunicorns lack newer settings
+                    self.cfg.set(key, value)
 
         def load(self) -> flask.Flask:
             return wsgi_app()
