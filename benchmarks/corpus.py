@@ -3,7 +3,8 @@
 Synthetic text would flatter the core (short lines, no real functions to grow hunks to):
 the files here are real modules from site-packages (pip's vendored libraries and
 everything else installed), picked in a fixed pseudo-random order so a sample of 300 and
-one of 3,000 look alike and growth compares like with like.
+one of 3,000 look alike and growth compares like with like. The sample is fixed for a
+given set of installed packages; installing others changes it (and the numbers a little).
 
 A change edits each file the way a person would: at evenly spaced one-line statements it
 inserts a few statements and edits the statement itself (a trailing comment), so every
