@@ -1,8 +1,9 @@
 """Webhook intake through gunicorn: deliveries per second and latency percentiles.
 
 The production app (``benchmarks.webhook_app``: ``bot.web.app.create_app`` with settings
-from the environment and a queue that only records) runs under gunicorn with a few
-worker settings for this 2-core machine. :mod:`benchmarks.loadgen` sends it signed
+from the environment and a queue that only records) runs under gunicorn with the
+options ``gitneural serve`` uses (gthread, 2 workers x 4 threads) and two sync-worker
+settings for this 2-core machine. :mod:`benchmarks.loadgen` sends it signed
 ``pull_request.opened`` deliveries (GitHub's example payload, 28 KB), each with its own
 ``X-GitHub-Delivery``, over one new connection each, on loopback:
 
@@ -65,11 +66,21 @@ class Setting:
         return args + (["--threads", str(self.threads)] if self.threads > 1 else [])
 
     def __str__(self) -> str:
-        return " ".join(self.args)
+        """``gthread 2x4`` is ``-k gthread -w 2 --threads 4``; "(serve)": gitneural serve's."""
+        text = f"{self.worker_class} {self.workers}" + (
+            f"x{self.threads}" if self.threads > 1 else ""
+        )
+        return f"{text} (serve)" if self == SERVE_DEFAULT else text
 
 
+#: What ``gitneural serve`` runs (bot/cli/server_cmd.py), measured first.
+SERVE_DEFAULT = Setting("gthread", 2, 4)
 #: gunicorn's advice is 2-4 workers per core; threads help only while a request waits.
-SETTINGS = (Setting("sync", 2), Setting("sync", 4), Setting("gthread", 2, 4))
+SETTINGS = (SERVE_DEFAULT, Setting("sync", 2), Setting("sync", 4))
+#: The rest of ``gitneural serve``'s gunicorn options; without the control socket, two
+#: gunicorns of one user (a benchmark, a test) do not fight over its one path.
+COMMON_OPTIONS = ("--timeout", "30", "--graceful-timeout", "10", "--keep-alive", "5")
+NO_CONTROL_SOCKET = "--no-control-socket"
 
 
 @dataclass
@@ -102,6 +113,14 @@ class Deliveries:
         return http_request("/webhook", self.address, headers, self.body)
 
 
+def _no_control_socket() -> list[str]:
+    """``--no-control-socket`` where this gunicorn has a control socket (>= 25.1)."""
+    import gunicorn.config
+
+    names = {setting.name for setting in gunicorn.config.KNOWN_SETTINGS}
+    return [NO_CONTROL_SOCKET] if "control_socket_disable" in names else []
+
+
 def _listening_port(log: Path, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -127,7 +146,8 @@ def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None) -> Iterato
     if dedupe_url:
         env["GITNEURAL_DEDUPE_URL"] = dedupe_url
     log = workdir / "gunicorn.log"
-    command = [sys.executable, "-m", "gunicorn", "-b", "127.0.0.1:0", *setting.args, FACTORY]
+    command = [sys.executable, "-m", "gunicorn", "-b", "127.0.0.1:0", *setting.args]
+    command += [*COMMON_OPTIONS, *_no_control_socket(), FACTORY]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=out)
     try:
@@ -206,7 +226,7 @@ def redis_up(url: str = REDIS_URL) -> bool:
 
 
 def _rows(m: Measured, log: str, rate: float) -> list[Row]:
-    where = f"webhook, gunicorn {m.setting}, {log} log"
+    where = f"webhook, gunicorn {m.setting}, {log}"
     sat, steady = m.saturated, m.steady
     bad = sum(n for status, n in (sat.statuses + steady.statuses).items() if status != 202)
     bad += sat.failures + steady.failures
@@ -233,7 +253,7 @@ def run(quick: bool = False) -> list[Row]:
         rows.append(row("webhook with the Redis delivery log", "not run: Redis is down"))
     rows += [
         row(
-            f"webhook, other setting, gunicorn {m.setting}, SQLite log: max rate",
+            f"webhook, gunicorn {m.setting}, SQLite: max rate",
             m.saturated.rate,
             "deliveries/s",
         )
