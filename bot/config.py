@@ -79,6 +79,10 @@ class ReviewSettings:
     instructions_max_chars: int = 12_000
     #: Grow each hunk to its enclosing function or class.
     expand_context: bool = True
+    #: Add callers of changed functions and definitions of used symbols up front.
+    related_context: bool = True
+    #: Tokens of that related code per prompt, at most.
+    related_max_tokens: int = 8_000
 
 
 @dataclass
@@ -93,6 +97,9 @@ class AgentSettings:
     max_seconds: float = 900.0
     #: Groups of a large change reviewed at once.
     concurrency: int = 4
+    #: A change too large for one prompt is reviewed in at most this many parts;
+    #: files beyond are listed as skipped.
+    max_parts: int = 40
 
 
 @dataclass

@@ -8,10 +8,8 @@ the API key (and anything that looks like one) removed.
 
 from __future__ import annotations
 
-import email.utils
 import re
 import socket
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +22,7 @@ from bot.errors import (
     ModelRequestError,
     ModelUnavailableError,
 )
+from bot.retry_after import retry_after_seconds
 
 RETRIED_429_TYPES = frozenset({"engine_overloaded_error", "rate_limit_reached_error"})
 QUOTA_TYPE = "exceeded_current_quota_error"
@@ -67,22 +66,6 @@ def error_fields(body: object) -> tuple[str | None, str]:
         title = _TITLE_RE.search(body)
         return None, title.group(1) if title else _TAG_RE.sub(" ", body)
     return None, ""
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    try:
-        if "retry-after-ms" in lowered:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-        value = lowered.get("retry-after")
-        if value is None:
-            return None
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    when = email.utils.parsedate_to_datetime(value) if value else None
-    return max(0.0, when.timestamp() - time.time()) if when else None
 
 
 @dataclass
@@ -133,7 +116,7 @@ def status_failure(
             f"the model quota is exhausted ({said}); top up the account or use another key"
         )
     if status == 429 or status >= 500 or status == 408:
-        retry_after = parse_retry_after(headers)
+        retry_after = retry_after_seconds(headers)
 
         def final(attempts: int) -> ModelError:
             return ModelUnavailableError(

@@ -18,7 +18,14 @@ def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
                 "files": [{"path": f.file.path, "tokens": f.tokens} for f in plan.files],
                 "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
                 "secrets_found": len(plan.secrets),
-                "messages": plan.messages,
+                "parts": [
+                    {
+                        "files": [f.file.path for f in g.files],
+                        "estimated_prompt_tokens": g.estimated_tokens,
+                        "messages": g.messages,
+                    }
+                    for g in plan.groups
+                ],
             },
             indent=2,
         )
@@ -29,6 +36,15 @@ def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
         f"Files in the prompt ({len(plan.files)}):",
     ]
     lines += [f"  {f.file.path}  ~{f.tokens:,} tokens" for f in plan.files] or ["  (none)"]
+    if plan.split:
+        lines.append(
+            f"Too large for one prompt: reviewed in {len(plan.groups)} parts of related files "
+            "(up to [agent] concurrency at once):"
+        )
+        lines += [
+            f"  part {n}: {len(g.files)} files, ~{g.estimated_tokens:,} tokens"
+            for n, g in enumerate(plan.groups, 1)
+        ]
     if plan.skipped:
         lines.append(f"Skipped ({len(plan.skipped)}):")
         lines += [f"  {s.path}: {s.reason}" for s in plan.skipped]

@@ -16,7 +16,6 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +31,7 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError
 
 from bot.errors import ConfigError, GitNeuralError
+from bot.retry_after import retry_after_seconds
 
 DEFAULT_API_URL = "https://api.github.com"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -186,17 +186,12 @@ def api_host_matches(api_url: str, clone_url: str) -> bool:
     return api[1] == clone[1] or api[1] == f"api.{clone[1]}"
 
 
-def _retry_after(headers: Mapping[str, Any] | None) -> float | None:
+def github_retry_after(headers: Mapping[str, Any] | None) -> float | None:
     """Seconds to wait from ``retry-after`` or ``x-ratelimit-reset``, if GitHub said."""
+    waited = retry_after_seconds(headers)
+    if waited is not None:
+        return waited
     lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-    value = lowered.get("retry-after")
-    if value:
-        if value.strip().isdigit():
-            return float(value)
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            pass
     if lowered.get("x-ratelimit-remaining") == "0":
         reset = lowered.get("x-ratelimit-reset", "")
         if reset.isdigit():
@@ -275,7 +270,7 @@ def _mint_error(exc: GithubException, installation_id: int) -> GitHubAuthError:
         f"GitHub answered {status} when minting a token for installation {installation_id}"
         + ("; it is retried later" if transient else ""),
         transient=transient,
-        retry_after=_retry_after(exc.headers),
+        retry_after=github_retry_after(exc.headers),
     )
 
 
@@ -314,7 +309,7 @@ class _CappedRetry(GithubRetry):
         _stacktrace: TracebackType | None = None,
     ) -> Retry:
         if response is not None and self.max_rate_limit_wait is not None:
-            wait = _retry_after(response.headers)
+            wait = github_retry_after(response.headers)
             if wait is not None and wait > self.max_rate_limit_wait:
                 # With raise_on_status=False urllib3 hands this response to PyGithub, which
                 # raises GithubException carrying the headers for the caller's reschedule.

@@ -26,7 +26,7 @@ from github.Repository import Repository
 from urllib3.exceptions import MaxRetryError
 
 from bot.errors import GitHubError
-from bot.gh.auth import _retry_after
+from bot.gh.auth import github_retry_after
 from bot.render.github import Marker, parse_marker
 
 T = TypeVar("T")
@@ -52,7 +52,7 @@ def github_error(exc: GithubException, doing: str) -> GitHubError:
         f"GitHub answered {status} when {doing} ({reason})"
         + ("; it is retried later" if transient else ""),
         transient=transient,
-        retry_after=_retry_after(exc.headers),
+        retry_after=github_retry_after(exc.headers),
         status=status,
     )
 

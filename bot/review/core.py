@@ -36,10 +36,8 @@ from bot.review.tools import RepoTools, ToolLimits
 from bot.review.types import Coverage, Finding, ReviewResult, SkippedFile
 from bot.usage import Usage
 
-__all__ = ["MAX_GROUPS", "ReviewGroup", "ReviewPlan", "plan_review", "review"]
+__all__ = ["ReviewGroup", "ReviewPlan", "plan_review", "review"]
 
-#: Parts a large change is reviewed in at most; files beyond are listed as skipped.
-MAX_GROUPS = 40
 #: Tokens the related-code section adds around its text (heading and fences).
 _RELATED_FRAME_TOKENS = 64
 
@@ -79,12 +77,18 @@ def plan_review(
     effort: Effort,
     agentic: bool | None = None,
     changed_last: Collection[str] = (),
-    related: bool = True,
+    related: bool | None = None,
     related_limits: RelatedLimits | None = None,
-    max_groups: int = MAX_GROUPS,
+    max_groups: int | None = None,
 ) -> ReviewPlan:
     """Everything a review sends, without a model; ``related=False`` leaves out the
-    up-front callers and definitions."""
+    up-front callers and definitions. ``None`` arguments come from ``config``."""
+    if related is None:
+        related = config.review.related_context
+    if related_limits is None:
+        related_limits = RelatedLimits(max_tokens=config.review.related_max_tokens)
+    if max_groups is None:
+        max_groups = config.agent.max_parts
     if agentic is None:
         agentic = config.agent.enabled and effort != "low" and change.head is not None
     selected, skipped = select_files(change.diff, config.ignore_globs())
@@ -185,9 +189,9 @@ def review(
     on_progress: Callable[[Progress], None] | None = None,
     deadline: float | None = None,
     changed_last: Collection[str] = (),
-    related: bool = True,
+    related: bool | None = None,
     related_limits: RelatedLimits | None = None,
-    max_groups: int = MAX_GROUPS,
+    max_groups: int | None = None,
     tool_limits: ToolLimits | None = None,
 ) -> ReviewResult:
     """Review ``change`` with ``client`` (whose effort applies) and check the findings."""
