@@ -51,15 +51,23 @@ class CeleryJobQueue:
         except PRStateError as exc:
             raise QueueError(str(exc)) from None
         payload = job.to_dict()
+        # Shown in worker logs instead of the whole job (and cheaper than Celery's repr).
+        label = f"{job.repo}#{job.pr_number} {job.trigger} delivery={job.delivery_id}"
         try:
             if job.comment_id is not None:
                 self._app.send_task(
-                    EYES_TASK, kwargs={"job": payload}, queue=self._settings.fast_queue
+                    EYES_TASK,
+                    kwargs={"job": payload},
+                    queue=self._settings.fast_queue,
+                    argsrepr="",
+                    kwargsrepr=label,
                 )
             self._app.send_task(
                 REVIEW_TASK,
                 kwargs={"job": payload, "seq": seq},
                 queue=self._settings.review_queue,
+                argsrepr="",
+                kwargsrepr=label,
             )
         except self._errors as exc:
             # The exception text may carry the broker URL (and its password): name the kind.

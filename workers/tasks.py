@@ -7,7 +7,9 @@ failures so far). The task:
 1. exits ``superseded`` if a newer head of the PR was queued after it;
 2. takes the PR's lock, or tries again in ``lock_retry_delay`` (not counted as a fault);
 3. runs :func:`workers.jobrun.run_review_job` with ``still_current`` (the lock is still
-   held and no newer head was queued), under the soft and hard time limits;
+   held and no newer head was queued), under the soft and hard time limits; a
+   ``/review`` makes sure of its ``eyes`` reaction first, so it always precedes the
+   review even when the fast queue's task is late;
 4. on a transient fault, retries with exponential backoff and jitter, waiting at least
    the ``retry_after`` GitHub or the model asked for; after ``max_retries`` faults, or at
    the soft time limit, the outcome is ``failed`` (the runner completes the check run).

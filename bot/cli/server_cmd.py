@@ -214,7 +214,9 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 def _check_worker_env() -> None:
-    # Fail at start, with the variable to fix, rather than on every job.
+    # Fail at start, with the variable to fix, rather than on every job; and import the
+    # job runner now, so a broken install stops the worker instead of failing each job.
+    import workers.jobrun  # noqa: F401
     from workers.context import WorkerContext
 
     WorkerContext.from_env()
