@@ -178,14 +178,22 @@ def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailur
         reason = "timed out"
     else:
         reason = one_line(f"{type(root).__name__}: {root}", ctx.secret, 120)
-    return RetryableFailure(
-        reason,
-        lambda attempts: ModelUnavailableError(
-            f"cannot reach the model API at {ctx.where} ({reason}) after {_attempts(attempts)}; "
-            "check KIMI_BASE_URL and the network"
-        ),
-        max_retries=UNREACHABLE_RETRIES if reason in _UNREACHABLE else None,
-    )
+    unreachable = reason in _UNREACHABLE
+
+    def final(attempts: int) -> ModelError:
+        if unreachable:
+            return ModelUnavailableError(
+                f"cannot reach the model API at {ctx.where} ({reason}) after "
+                f"{_attempts(attempts)}; check KIMI_BASE_URL and the network"
+            )
+        # The server was reached and the connection then failed (a reset mid-stream, a
+        # read timeout): the URL is right, so do not send the operator to check it.
+        return ModelUnavailableError(
+            f"the connection to the model API at {ctx.where} failed ({reason}) after "
+            f"{_attempts(attempts)}; try again later"
+        )
+
+    return RetryableFailure(reason, final, max_retries=UNREACHABLE_RETRIES if unreachable else None)
 
 
 def cut_failure(
