@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -31,6 +32,8 @@ import redis
 from fakegithub import FakeGitHub
 from k3stub import K3Stub, Reply
 from webutil import SECRET, variant
+
+from bot.jobs import ReviewJob
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 GITNEURAL = [sys.executable, "-m", "bot.cli.main"]
@@ -312,6 +315,35 @@ def app_world(root: Path) -> Iterator[AppWorld]:
             yield world
         # Safety rule 1, after everything: nothing wrote to a repository or approved.
         assert gh.forbidden_requests() == []
+
+
+OUTCOME = re.compile(r"review job delivery=(\S+) .* outcome=(\S+) review=(\S+) detail=(.*)")
+
+
+def make_job(world: AppWorld, number: int, trigger: str = "opened", **kwargs: Any) -> ReviewJob:
+    head = None if trigger == "command" else world.gh.head_sha(REPO, number)
+    values: dict[str, Any] = {
+        "installation_id": 1,
+        "repo": REPO,
+        "pr_number": number,
+        "head_sha": head,
+        "trigger": trigger,
+        "delivery_id": f"{number}-{trigger}-{time.monotonic_ns()}",
+    }
+    return ReviewJob(**{**values, **kwargs})
+
+
+def outcomes(proc: GitNeuralProcess, delivery: str, count: int = 1) -> list[tuple[str, str, str]]:
+    """``[(status, review id, detail)]`` of ``delivery``'s jobs, once ``count`` ended."""
+
+    def ended() -> list[tuple[str, str, str]]:
+        found = [m.groups() for m in OUTCOME.finditer(proc.log())]
+        mine = [(status, review, detail) for d, status, review, detail in found if d == delivery]
+        if len(mine) < count and not proc.alive():
+            raise AssertionError(f"the worker exited; log:\n{proc.log()[-3000:]}")
+        return mine if len(mine) >= count else []
+
+    return wait_for(ended, f"{count} outcome(s) of {delivery}", timeout=60)
 
 
 def unique_prefix() -> str:

@@ -4,7 +4,6 @@ Jobs are submitted with ``CeleryJobQueue``, as the webhook does."""
 
 from __future__ import annotations
 
-import re
 import signal
 import time
 from collections.abc import Iterator
@@ -21,6 +20,8 @@ from services import (
     GitNeuralProcess,
     app_world,
     drop_redis_keys,
+    make_job,
+    outcomes,
     require_redis,
     unique_prefix,
     wait_for,
@@ -32,8 +33,6 @@ from workers.app import create_celery
 from workers.locks import PRState, open_pr_state, pr_key
 from workers.queue import CeleryJobQueue
 from workers.settings import WorkerSettings
-
-OUTCOME = re.compile(r"review job delivery=(\S+) .* outcome=(\S+) review=(\S+) detail=(.*)")
 
 
 @dataclass
@@ -50,32 +49,6 @@ class Deployment:
 
     def outcomes(self, delivery: str, count: int = 1) -> list[tuple[str, str, str]]:
         return outcomes(self.worker, delivery, count)
-
-
-def make_job(world: AppWorld, number: int, trigger: str = "opened", **kwargs: Any) -> ReviewJob:
-    head = None if trigger == "command" else world.gh.head_sha(REPO, number)
-    values: dict[str, Any] = {
-        "installation_id": 1,
-        "repo": REPO,
-        "pr_number": number,
-        "head_sha": head,
-        "trigger": trigger,
-        "delivery_id": f"{number}-{trigger}-{time.monotonic_ns()}",
-    }
-    return ReviewJob(**{**values, **kwargs})
-
-
-def outcomes(proc: GitNeuralProcess, delivery: str, count: int = 1) -> list[tuple[str, str, str]]:
-    """``[(status, review id, detail)]`` of ``delivery``'s jobs, once ``count`` ended."""
-
-    def ended() -> list[tuple[str, str, str]]:
-        found = [m.groups() for m in OUTCOME.finditer(proc.log())]
-        mine = [(status, review, detail) for d, status, review, detail in found if d == delivery]
-        if len(mine) < count and not proc.alive():
-            raise AssertionError(f"the worker exited; log:\n{proc.log()[-3000:]}")
-        return mine if len(mine) >= count else []
-
-    return wait_for(ended, f"{count} outcome(s) of {delivery}", timeout=60)
 
 
 def make_deployment(
