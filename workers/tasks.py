@@ -20,7 +20,6 @@ Every job ends in one log line ``review job … outcome=<status>``.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 from typing import TYPE_CHECKING, Any, Final
@@ -31,7 +30,8 @@ from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
 from bot.web.events import loggable
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
-from workers.locks import PRLock, PRState, PRStateError, is_current, open_pr_state, pr_key
+from workers.locks import PRLock, PRState, PRStateError, is_current, pr_key
+from workers.runtime import Runtime
 from workers.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -67,42 +67,6 @@ def backoff_delay(
     if retry_after is not None and retry_after > 0:
         delay = max(delay, min(cap, retry_after) + r)
     return delay
-
-
-class Runtime:
-    """What a worker process builds once and its task threads share: the job runner's
-    context and the PR state. Rebuilt after a fork (prefork children)."""
-
-    def __init__(self, settings: WorkerSettings) -> None:
-        self.settings = settings
-        self._lock = threading.Lock()
-        self._pid: int | None = None
-        self._context: WorkerContext | None = None
-        self._state: PRState | None = None
-
-    def _reset_after_fork(self) -> None:
-        if self._pid != os.getpid():
-            self._pid, self._context, self._state = os.getpid(), None, None
-
-    def state(self) -> PRState:
-        with self._lock:
-            self._reset_after_fork()
-            if self._state is None:
-                self._state = open_pr_state(self.settings)
-            return self._state
-
-    def context(self) -> WorkerContext:
-        with self._lock:
-            self._reset_after_fork()
-            if self._context is None:
-                from workers.context import WorkerContext
-
-                ctx = WorkerContext.from_env()
-                if ctx.review_seconds is None:
-                    # The model's part stops on its own before the soft limit interrupts.
-                    ctx.review_seconds = 0.9 * self.settings.soft_time_limit
-                self._context = ctx
-            return self._context
 
 
 def describe(job: ReviewJob) -> str:
