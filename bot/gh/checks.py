@@ -10,6 +10,7 @@ cleaned of control characters: they hold model text.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from github.CheckRun import CheckRun
 from github.Repository import Repository
 
-from bot.gh.pulls import github_errors
+from bot.gh.pulls import fresh_read, github_errors
 from bot.render.sanitize import sanitize_markdown, terminal_text
 from bot.review.types import Finding, Severity
 
@@ -107,9 +108,11 @@ class Check:
         summary: str,
         on_401: Callable[[], None] | None = None,
     ) -> Check:
-        """Create the run ``in_progress`` on ``head_sha`` (one POST)."""
-        with github_errors("creating the GitNeural check run", on_401):
-            run = repo.create_check_run(
+        """Create the run ``in_progress`` on ``head_sha`` (one POST; once more after a
+        401, which creates nothing, with a token minted again)."""
+
+        def create() -> CheckRun:
+            return repo.create_check_run(
                 name=CHECK_NAME,
                 head_sha=head_sha,
                 status="in_progress",
@@ -117,26 +120,35 @@ class Check:
                 started_at=_now(),
                 output=_output("Reviewing…", summary, "", []),
             )
-        return cls(run, on_401)
+
+        return cls(fresh_read(create, "creating the GitNeural check run", on_401), on_401)
 
     def complete(self, out: CheckOutput) -> None:
-        """Complete the run: one PATCH, plus one per further 50 annotations."""
+        """Complete the run: one PATCH, plus one per further 50 annotations.
+
+        A PATCH refused with 401 (the token died mid-task) changed nothing: it is sent
+        once more with a token minted again, so a posted review's run does not wait for
+        the job's retry to be completed. Batches are retried one by one: annotations
+        accumulate, so a batch already accepted must not be sent twice.
+        """
         batches = [
             out.annotations[i : i + MAX_ANNOTATIONS]
             for i in range(0, len(out.annotations), MAX_ANNOTATIONS)
         ] or [[]]
-        with github_errors("completing the GitNeural check run", self._on_401):
-            for i, batch in enumerate(batches):
-                # The first PATCH completes the run, so it shows as done even if adding
-                # the later annotations fails; those only add to what is shown.
-                kwargs: dict[str, Any] = {}
-                if i == 0:
-                    kwargs = {
-                        "status": "completed",
-                        "conclusion": out.conclusion,
-                        "completed_at": _now(),
-                    }
-                self.run.edit(output=_output(out.title, out.summary, out.text, batch), **kwargs)
+        for i, batch in enumerate(batches):
+            # The first PATCH completes the run, so it shows as done even if adding
+            # the later annotations fails; those only add to what is shown.
+            kwargs: dict[str, Any] = {}
+            if i == 0:
+                kwargs = {
+                    "status": "completed",
+                    "conclusion": out.conclusion,
+                    "completed_at": _now(),
+                }
+            edit = functools.partial(
+                self.run.edit, output=_output(out.title, out.summary, out.text, batch), **kwargs
+            )
+            fresh_read(edit, "completing the GitNeural check run", self._on_401)
 
 
 def unfinished_checks(repo: Repository, head_sha: str, app_id: int) -> list[Check]:

@@ -137,8 +137,9 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
 def fresh_read(read: Callable[[], T], doing: str, on_401: Callable[[], None] | None) -> T:
     """``read()``, once more after ``on_401`` if GitHub refused the cached token.
 
-    Reads are safe to repeat; a token revoked or expired early is otherwise only noticed
-    by a 401, and the job should not wait for a retry just to mint a new one.
+    Reads are safe to repeat, and so is a write GitHub refused with 401 (it changed
+    nothing); a token revoked or expired early is otherwise only noticed by a 401, and
+    the job should not wait for a retry just to mint a new one.
     """
     try:
         with github_errors(doing, on_401):
