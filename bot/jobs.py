@@ -7,6 +7,7 @@ reads the pull request itself, so nothing secret or large ever sits in the broke
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, get_args
 
@@ -82,16 +83,30 @@ _TYPES: Final[dict[str, tuple[type, ...]]] = {
 }
 
 
+#: An owner or repository name as GitHub spells it (the mirror cache accepts the same):
+#: anything else in a job would end up in API paths and clone URLs.
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+#: GitHub's ids fit in a signed 64-bit integer, as do the lock and head records' keys.
+_MAX_ID = 2**63 - 1
+
+
 def _check(job: ReviewJob) -> None:
     for name, types in _TYPES.items():
         value = getattr(job, name)
         # bool is an int subclass; an id of True is a bug, not an id.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise JobError(f"invalid review job: {name} has type {type(value).__name__}")
-    if job.installation_id <= 0 or job.pr_number <= 0:
-        raise JobError("invalid review job: installation_id and pr_number must be positive")
-    if job.repo.count("/") != 1 or not all(job.repo.split("/")):
-        raise JobError("invalid review job: repo must be 'owner/name'")
+    ids = (job.installation_id, job.pr_number, job.comment_id or 1)
+    if not all(0 < value <= _MAX_ID for value in ids):
+        raise JobError(
+            "invalid review job: installation_id, pr_number and comment_id must be "
+            "positive 64-bit ids"
+        )
+    parts = job.repo.split("/")
+    if len(parts) != 2 or not all(_NAME.fullmatch(p) and p not in (".", "..") for p in parts):
+        raise JobError(
+            "invalid review job: repo must be 'owner/name' of letters, digits, '-', '_' and '.'"
+        )
     if job.trigger not in TRIGGERS:
         raise JobError(f"invalid review job: trigger must be one of {', '.join(TRIGGERS)}")
     if job.effort is not None and job.effort not in EFFORTS:

@@ -48,11 +48,21 @@ def section(obj: Payload, path: str) -> Payload:
     return value
 
 
+def _checked_text(value: str, path: str) -> str:
+    # JSON may escape lone surrogates ("\ud800"), which no UTF-8 text holds: such a
+    # string would break every log line, queue message and request it reached.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PayloadError(f"payload {path} is not valid Unicode text") from None
+    return value
+
+
 def text(obj: Payload, path: str) -> str:
     value = _get(obj, path)
     if not isinstance(value, str):
         raise PayloadError(f"payload {path} is not a string")
-    return value
+    return _checked_text(value, path)
 
 
 def optional_text(obj: Payload, path: str) -> str | None:
@@ -61,9 +71,11 @@ def optional_text(obj: Payload, path: str) -> str | None:
         value = _get(obj, path)
     except PayloadError:
         return None
-    if value is not None and not isinstance(value, str):
+    if value is None:
+        return None
+    if not isinstance(value, str):
         raise PayloadError(f"payload {path} is not a string")
-    return value
+    return _checked_text(value, path)
 
 
 def ident(obj: Payload, path: str) -> int:
