@@ -217,6 +217,10 @@ def _split_eol(value: str) -> tuple[str, str]:
 _LINE_KINDS: dict[str, Literal["+", "-", " "]] = {"+": "+", "-": "-", " ": " "}
 
 
+def _header(raw: RawHunk) -> str:
+    return f"@@ -{raw.source_start},{raw.source_length} +{raw.target_start},{raw.target_length} @@"
+
+
 def _hunk(raw: RawHunk) -> Hunk:
     lines: list[DiffLine] = []
     for ln in raw:
@@ -229,6 +233,9 @@ def _hunk(raw: RawHunk) -> Hunk:
         kind = _LINE_KINDS.get(ln.line_type)
         if kind is None:
             continue
+        if ln.source_line_no == 0 or ln.target_line_no == 0:
+            # "@@ -0,0 +0,1 @@": git starts at 0 only for an empty side.
+            raise UsageError(f"not a unified diff: hunk {_header(raw)} numbers a line 0")
         text, eol = _split_eol(ln.value)
         lines.append(DiffLine(kind, ln.source_line_no, ln.target_line_no, text, eol))
     return Hunk(
@@ -258,6 +265,9 @@ def _file(raw: PatchedFile) -> FileDiff:
     else:
         status = FileStatus.MODIFIED
     path = new or old or raw.path
+    if not path:
+        # "diff --git a/ b/", or difflib's bare "--- "/"+++ ": nothing a finding could name.
+        raise UsageError("not a unified diff: a file in it has no name on its ---/+++ lines")
     return FileDiff(
         path=path,
         old_path=old or path,
@@ -275,7 +285,11 @@ def parse_diff(data: bytes | str) -> Diff:
     try:
         patch = PatchSet(text)
     except UnidiffParseError as exc:
-        raise UsageError(f"not a unified diff: {exc}") from None
+        # unidiff quotes the offending line, ending included: keep the message one
+        # short line whatever the input held.
+        reason = " ".join(str(exc).split())
+        reason = reason if len(reason) <= 200 else reason[:199] + "…"
+        raise UsageError(f"not a unified diff: {printable(reason)}") from None
     if not patch and text.strip():
         # Anything else (a log, a traceback) would otherwise read as "nothing changed".
         raise UsageError("not a unified diff: no '---'/'+++' or 'diff --git' header found")
