@@ -151,7 +151,7 @@ def test_a_newer_head_supersedes_the_queued_older_job(deployment: Deployment) ->
 
 def test_two_jobs_for_one_pr_never_run_at_once(deployment: Deployment) -> None:
     w = deployment.world
-    w.think = 0.8
+    w.think = 1.5
     try:
         # Control: two PRs do run at once (the worker has 4 threads).
         first, second = w.new_pull(), w.new_pull()

@@ -118,6 +118,7 @@ def _install_shutdown_hook(grace: float) -> None:
 def _on_worker_shutting_down(**_: Any) -> None:
     # Celery's warm shutdown waits for running tasks, and a thread pool cannot be made to
     # stop: after the grace period, interrupt running reviews so they requeue themselves.
+    limits.mark_stopping()
     grace = _hook_grace[0]
     running = limits.running()
     if running:

@@ -124,6 +124,18 @@ class TaskGuard:
             _guards.discard(self)
 
 
+_stopping = threading.Event()
+
+
+def mark_stopping() -> None:
+    """The worker is shutting down: jobs it still receives must not start."""
+    _stopping.set()
+
+
+def stopping() -> bool:
+    return _stopping.is_set()
+
+
 def interrupt_all(kind: type[Interrupt]) -> int:
     """Interrupt every running guarded task (worker shutdown); returns how many."""
     with _guards_lock:

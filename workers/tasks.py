@@ -29,6 +29,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
 from bot.web.events import loggable
+from workers import limits
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
 from workers.locks import PRLock, PRState, PRStateError, is_current, pr_key
 from workers.runtime import Runtime
@@ -163,6 +164,10 @@ def _retry_after(exc: BaseException) -> float | None:
 def _run_review(
     task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], seq: int | None, faults: int
 ) -> Result:
+    if limits.stopping():
+        # Received while the worker stops (its consumer drains for up to a poll longer):
+        # a review takes minutes, so leave it to the next worker.
+        raise Reject("worker shutting down", requeue=True)
     try:
         job = ReviewJob.from_dict(raw)
     except JobError as exc:
