@@ -30,6 +30,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.config import Config
+from bot.envvars import data_dir
 from bot.errors import UsageError
 from bot.render.json_report import load_json, render_json
 from bot.review.change import Change
@@ -51,13 +52,7 @@ _NO_EOL = "\n\\ No newline at end of file\n"
 
 def default_directory(env: Mapping[str, str] | None = None) -> Path:
     """``$GITNEURAL_DATA_DIR/hook-cache``, else under the user's cache directory."""
-    env = os.environ if env is None else env
-    base = env.get("GITNEURAL_DATA_DIR", "").strip()
-    if base:
-        return Path(base).expanduser() / SUBDIR
-    import platformdirs  # only when the variable is unset
-
-    return Path(platformdirs.user_cache_dir("gitneural")) / SUBDIR
+    return data_dir(os.environ if env is None else env) / SUBDIR
 
 
 def diff_bytes(diff: Diff) -> bytes:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.envvars import default_data_dir
 from bot.errors import ConfigError
 from bot.jobs import JobError, ReviewJob
 from bot.web.commands import CommandError, ReviewCommand, parse_review_command
-from bot.web.settings import WebSettings, default_data_dir
+from bot.web.settings import WebSettings
 from bot.web.signature import sign, verify
 
 DOCS_SECRET = "It's a Secret to Everybody"

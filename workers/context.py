@@ -10,10 +10,10 @@ from pathlib import Path
 
 import github
 
+from bot.envvars import data_dir, env_bool, env_float
 from bot.gh.auth import AppCredentials, InstallationTokens, installation_client
 from bot.gh.mirror import MirrorCache
 from bot.llm import LLMSettings
-from bot.web.settings import default_data_dir
 
 
 @dataclass
@@ -39,19 +39,22 @@ class WorkerContext:
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
         """``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY[_PATH]``, ``GITHUB_API_URL``,
         ``KIMI_API_KEY``/``KIMI_BASE_URL``/``GITNEURAL_MODEL``, ``GITNEURAL_DATA_DIR``
-        and ``GITNEURAL_BOT_LOGIN``. A missing model key fails each job with a check run
-        saying so, rather than the worker refusing to start."""
+        ``GITNEURAL_BOT_LOGIN``, ``GITNEURAL_GITHUB_PACING`` (false: no pause between
+        GitHub requests) and ``GITNEURAL_REVIEW_SECONDS``. A missing model key fails each
+        job with a check run saying so, rather than the worker refusing to start."""
         env = os.environ if env is None else env
         creds = AppCredentials.from_env(env)
-        raw_dir = env.get("GITNEURAL_DATA_DIR", "").strip()
-        data_dir = Path(raw_dir).expanduser() if raw_dir else default_data_dir()
+        data = data_dir(env)
+        review_seconds = env_float(env, "GITNEURAL_REVIEW_SECONDS", 0.0)
         return cls(
             creds=creds,
             tokens=InstallationTokens(creds),
-            mirrors=MirrorCache(data_dir / "mirrors"),
+            mirrors=MirrorCache(data / "mirrors"),
             llm=LLMSettings.from_env(env),
-            data_dir=data_dir,
+            data_dir=data,
             bot_login=env.get("GITNEURAL_BOT_LOGIN", "").strip() or None,
+            github_pacing=env_bool(env, "GITNEURAL_GITHUB_PACING", True),
+            review_seconds=review_seconds if review_seconds > 0 else None,
         )
 
     def github(self, installation_id: int) -> github.Github:

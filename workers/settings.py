@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from bot.envvars import data_dir, default_data_dir, env_float, env_int
 from bot.errors import ConfigError
-from bot.web.settings import default_data_dir
 
 Pool = Literal["threads", "prefork", "solo"]
 POOLS: Final[tuple[str, ...]] = ("threads", "prefork", "solo")
@@ -128,59 +128,35 @@ class WorkerSettings:
         else the broker's Redis, else SQLite under ``GITNEURAL_DATA_DIR``.
         """
         env = os.environ if env is None else env
-        raw_dir = env.get("GITNEURAL_DATA_DIR")
-        data_dir = Path(raw_dir).expanduser() if raw_dir else default_data_dir()
+        data = data_dir(env)
         broker = env.get("GITNEURAL_BROKER_URL", "").strip()
         if not broker:
-            broker = _EMBEDDED_PREFIX + str((data_dir / "broker.sqlite3").resolve())
+            broker = _EMBEDDED_PREFIX + str((data / "broker.sqlite3").resolve())
         state = (
             env.get("GITNEURAL_STATE_URL")
             or env.get("GITNEURAL_DEDUPE_URL")
             or (broker if broker.startswith(_REDIS_SCHEMES) else None)
         )
-        hard = _float(env, "GITNEURAL_TASK_TIME_LIMIT", cls.hard_time_limit)
-        backoff_max = _float(env, "GITNEURAL_RETRY_BACKOFF_MAX", cls.retry_backoff_max)
+        hard = env_float(env, "GITNEURAL_TASK_TIME_LIMIT", cls.hard_time_limit)
+        backoff_max = env_float(env, "GITNEURAL_RETRY_BACKOFF_MAX", cls.retry_backoff_max)
         return cls(
             broker_url=broker,
-            data_dir=data_dir,
+            data_dir=data,
             state_url=state or None,
             prefix=env.get("GITNEURAL_QUEUE_PREFIX", "").strip() or cls.prefix,
             pool=env.get("GITNEURAL_WORKER_POOL", "").strip() or cls.pool,  # type: ignore[arg-type]
-            concurrency=_int(env, "GITNEURAL_WORKER_CONCURRENCY", cls.concurrency),
-            soft_time_limit=_float(env, "GITNEURAL_TASK_SOFT_TIME_LIMIT", cls.soft_time_limit),
+            concurrency=env_int(env, "GITNEURAL_WORKER_CONCURRENCY", cls.concurrency),
+            soft_time_limit=env_float(env, "GITNEURAL_TASK_SOFT_TIME_LIMIT", cls.soft_time_limit),
             hard_time_limit=hard,
-            max_retries=_int(env, "GITNEURAL_TASK_MAX_RETRIES", cls.max_retries),
-            retry_backoff=_float(env, "GITNEURAL_RETRY_BACKOFF", cls.retry_backoff),
+            max_retries=env_int(env, "GITNEURAL_TASK_MAX_RETRIES", cls.max_retries),
+            retry_backoff=env_float(env, "GITNEURAL_RETRY_BACKOFF", cls.retry_backoff),
             retry_backoff_max=backoff_max,
-            lock_lease=_float(env, "GITNEURAL_LOCK_LEASE", cls.lock_lease),
-            lock_retry_delay=_float(env, "GITNEURAL_LOCK_RETRY_DELAY", cls.lock_retry_delay),
+            lock_lease=env_float(env, "GITNEURAL_LOCK_LEASE", cls.lock_lease),
+            lock_retry_delay=env_float(env, "GITNEURAL_LOCK_RETRY_DELAY", cls.lock_retry_delay),
             # Follows the limits it must outlive unless set explicitly.
-            visibility_timeout=_float(
+            visibility_timeout=env_float(
                 env, "GITNEURAL_VISIBILITY_TIMEOUT", max(hard, backoff_max) + 10 * 60.0
             ),
-            poll_interval=_float(env, "GITNEURAL_BROKER_POLL_INTERVAL", cls.poll_interval),
-            shutdown_grace=_float(env, "GITNEURAL_SHUTDOWN_GRACE", cls.shutdown_grace),
+            poll_interval=env_float(env, "GITNEURAL_BROKER_POLL_INTERVAL", cls.poll_interval),
+            shutdown_grace=env_float(env, "GITNEURAL_SHUTDOWN_GRACE", cls.shutdown_grace),
         )
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ConfigError(f"{name} must be a finite number of seconds")
-    return value

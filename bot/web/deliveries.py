@@ -207,5 +207,5 @@ class RedisDeliveryLog:
 def open_delivery_log(settings: WebSettings) -> DeliveryLog:
     """Redis when ``settings.dedupe_url`` is set, else SQLite under ``settings.data_dir``."""
     if settings.dedupe_url:
-        return RedisDeliveryLog(settings.dedupe_url)
+        return RedisDeliveryLog(settings.dedupe_url, prefix=f"{settings.key_prefix}:delivery:")
     return SQLiteDeliveryLog(settings.data_dir / "deliveries.sqlite3")

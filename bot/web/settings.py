@@ -12,18 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from bot.config import AUTHOR_ASSOCIATIONS
+from bot.envvars import data_dir, default_data_dir, env_bool, env_int, env_words
 from bot.errors import ConfigError
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
-
-def default_data_dir() -> Path:
-    return Path(platformdirs.user_cache_dir("gitneural"))
 
 
 @dataclass(frozen=True)
@@ -41,6 +34,9 @@ class WebSettings:
     #: ``redis://…`` for the delivery log; ``None`` keeps it in SQLite under ``data_dir``.
     dedupe_url: str | None = None
     data_dir: Path = field(default_factory=default_data_dir)
+    #: ``GITNEURAL_QUEUE_PREFIX``: names the delivery log's Redis keys, so deployments (or
+    #: tests) sharing one Redis never see each other's deliveries.
+    key_prefix: str = "gitneural"
 
     def __post_init__(self) -> None:
         if not self.webhook_secret:
@@ -74,44 +70,16 @@ class WebSettings:
         dedupe = env.get("GITNEURAL_DEDUPE_URL") or (
             broker if broker.startswith(_REDIS_SCHEMES) else None
         )
-        data_dir = env.get("GITNEURAL_DATA_DIR")
         return cls(
             webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", ""),
-            max_body_bytes=_int(env, "GITNEURAL_MAX_BODY_BYTES", cls.max_body_bytes),
+            max_body_bytes=env_int(env, "GITNEURAL_MAX_BODY_BYTES", cls.max_body_bytes),
             bot_login=env.get("GITNEURAL_BOT_LOGIN") or None,
-            allowed_associations=_list(
+            allowed_associations=env_words(
                 env, "GITNEURAL_ALLOWED_ASSOCIATIONS", cls.allowed_associations
             ),
-            review_drafts=_bool(env, "GITNEURAL_REVIEW_DRAFTS", cls.review_drafts),
-            auto_review=_bool(env, "GITNEURAL_AUTO_REVIEW", cls.auto_review),
+            review_drafts=env_bool(env, "GITNEURAL_REVIEW_DRAFTS", cls.review_drafts),
+            auto_review=env_bool(env, "GITNEURAL_AUTO_REVIEW", cls.auto_review),
             dedupe_url=dedupe,
-            data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(),
+            data_dir=data_dir(env),
+            key_prefix=env.get("GITNEURAL_QUEUE_PREFIX", "").strip() or cls.key_prefix,
         )
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be true or false, not {raw!r}")
-
-
-def _list(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    return tuple(part.strip().upper() for part in raw.split(",") if part.strip())
