@@ -33,6 +33,7 @@ from bot.gitrepo import range_change
 from bot.review.change import Change
 from bot.review.core import plan_review
 from bot.review.findings import check_findings
+from bot.review.related import RelatedLimits
 from bot.review.submission import parse_submission
 from bot.review.types import Finding
 
@@ -145,13 +146,16 @@ def run(quick: bool = False) -> list[Row]:
             totals[size] = timing.total
             rows.append(row(f"core, no model: {_label(change)}", timing.total * 1000, "ms"))
             if size == sizes[0]:
-                # The up-front search for callers and definitions walks the whole head
-                # tree, so a small change pays for the repository's size.
+                # The up-front search for callers and definitions reads the files nearest
+                # to the change, up to a byte bound: a small change in this repository of
+                # thousands of files reads a few hundred of them.
                 bare, _ = measure(path, branch, repeat, related=False)
                 walk = max(0.0, timing.plan - bare.plan)
+                scan = RelatedLimits().max_scan_bytes / 1e6
                 rows.append(
                     row(
-                        f"  of which related code (walks all {len(corpus):,} files)",
+                        f"  of which related code (nearest of {len(corpus):,} files, "
+                        f"<= {scan:g} MB read)",
                         walk * 1000,
                         "ms",
                     )

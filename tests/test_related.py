@@ -16,6 +16,7 @@ from k3stub import K3Stub, Reply
 from bot.gitrepo import range_change
 from bot.review.change import Change
 from bot.review.core import plan_review, review
+from bot.review.nearest import nearest_files
 from bot.review.related import RelatedLimits, changed_names, used_names
 from bot.review.types import Placement, Severity
 
@@ -274,3 +275,79 @@ def test_names_come_from_definitions_and_calls_on_changed_lines(change: Change) 
     assert changed_names(file, change.head) == ["scale"]
     # A definition is not a use of itself.
     assert used_names(file) == []
+
+
+# -- where the search looks first, and how far -----------------------------------------------
+
+CORE_OLD = "def resize(box, factor):\n    return box * factor\n"
+CORE_NEW = "def resize(factor, box):\n    return box * factor\n"
+
+
+def _caller(name: str, padding: int = 0) -> str:
+    filler = "".join(f"# filler line {i} of {name}\n" for i in range(padding))
+    return (
+        f"{filler}from pkg.core.shapes import resize\n\n\ndef {name}(b):\n    return resize(b, 2)\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def spread(tmp_path_factory: pytest.TempPathFactory) -> pygit2.Repository:
+    """Callers of a changed function near it and far from it, far ones first by path."""
+    repo = make_repo(tmp_path_factory.mktemp("spread") / "repo")
+    files = {
+        "pkg/core/shapes.py": CORE_OLD,
+        "pkg/core/sizes.py": _caller("near"),
+        "pkg/parent.py": _caller("parent"),
+        "pkg/core/deep/inner.py": _caller("inner"),
+        # Before "pkg" in path order, and large: a walk in path order reads them first.
+        **{f"aaa/far{i}.py": _caller(f"far{i}", padding=300) for i in range(8)},
+    }
+    commit(repo, files, "base")
+    commit(repo, {"pkg/core/shapes.py": CORE_NEW}, "resize: factor first")
+    return repo
+
+
+def _callers_shown(text: str) -> list[str]:
+    return re.findall(r"^(\S+\.py): lines \d+-\d+", text, re.MULTILINE)
+
+
+def test_nearest_files_come_first_same_directory_then_up_then_down(
+    spread: pygit2.Repository,
+) -> None:
+    head = range_change(spread, "HEAD~1", "HEAD").head
+    assert head is not None
+    order = [path for path, _ in nearest_files(head, ["pkg/core/shapes.py"])]
+    assert sorted(order) == sorted(head.walk())  # every file, once
+    assert order[:2] == ["pkg/core/shapes.py", "pkg/core/sizes.py"]  # same directory
+    # One step up (the parent package) before one step down, then two steps (siblings).
+    assert order[2:4] == ["pkg/parent.py", "pkg/core/deep/inner.py"]
+    assert all(path.startswith("aaa/") for path in order[4:])
+    sizes = dict(nearest_files(head, ["pkg/core/shapes.py"]))
+    assert sizes["pkg/core/sizes.py"] == len(_caller("near").encode())
+    # Without a change the walk starts at the root.
+    assert next(nearest_files(head, []))[0] == "aaa/far0.py"
+
+
+def test_related_search_reads_nearest_files_first_within_a_byte_bound(
+    spread: pygit2.Repository,
+) -> None:
+    change = range_change(spread, "HEAD~1", "HEAD")
+    assert change.head is not None
+    # Room for the four files of pkg/ (each costs its size plus 4 kB), not for aaa/.
+    pkg = [size or 0 for path, size in nearest_files(change.head, []) if path.startswith("pkg/")]
+    near = RelatedLimits(max_scan_bytes=sum(pkg) + len(pkg) * 4_096, max_sites=10)
+    plan = plan_review(change, config(), effort="low", related_limits=near)
+    text = plan.groups[0].extra_context
+    assert "Callers of resize (changed by this change):" in text
+    assert _callers_shown(text) == ["pkg/core/sizes.py", "pkg/parent.py", "pkg/core/deep/inner.py"]
+    assert "[the search for related code stopped early: results are partial]" in text
+    # Bounded in bytes, not time: the same prompt on every run.
+    again = plan_review(change, config(), effort="low", related_limits=near)
+    assert again.messages == plan.messages
+    # With room for everything, the far callers follow the near ones.
+    everything = RelatedLimits(max_sites=20)
+    whole = plan_review(change, config(), effort="low", related_limits=everything)
+    shown = _callers_shown(whole.groups[0].extra_context)
+    assert shown[:3] == ["pkg/core/sizes.py", "pkg/parent.py", "pkg/core/deep/inner.py"]
+    assert shown[3:] == [f"aaa/far{i}.py" for i in range(8)]
+    assert "results are partial" not in whole.groups[0].extra_context

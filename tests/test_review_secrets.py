@@ -4,6 +4,7 @@ reported as a critical finding that does not echo it."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from k3stub import K3Stub
 
 from bot.gitrepo import range_change
 from bot.review.change import Change
-from bot.review.core import review
+from bot.review.core import plan_review, review
 from bot.review.types import Severity
 
 # Built at run time so that no secret scanner flags this repository.
@@ -111,3 +112,30 @@ def test_one_shot_review_redacts_too(leaked: tuple[Change, str]) -> None:
         (request,) = stub.chat_requests
     assert _leaks(request.raw, _windows(TOKEN[4:]) | _windows(body)) == []
     assert sum(f.severity is Severity.CRITICAL for f in result.findings) == 2
+
+
+def test_context_around_a_change_is_redacted_where_it_is_shown(tmp_path: Path) -> None:
+    # The function around the change is longer than a context unit may be, so only its
+    # first lines are shown: they end inside a private key whose END is further down.
+    # (Indented: git would take a key line at column 0 for the hunk's function name.)
+    pem = textwrap.indent(_pem(), "        ")
+    steps = "".join(f"    step_{i} = {i}\n" for i in range(260))
+    source = (
+        "def load_keys():\n"
+        '    """Keys for the deploy."""\n'
+        f'    token = "{TOKEN}"\n'
+        f'    key = """{pem}"""\n'
+        f"{steps}"
+        "    return token, key\n"
+    )
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, {"deploy/keys.py": source}, "base")
+    commit(repo, {"deploy/keys.py": source.replace("step_200 = 200", "step_200 = 201")})
+    change = range_change(repo, "HEAD~1", "HEAD")
+    plan = plan_review(change, config(), effort="low", related=False)
+    (context,) = [f.context_text for f in plan.files]
+    text = json.dumps(plan.messages)
+    assert context.startswith("lines 1-15: def load_keys():")  # the unit is shown, cut
+    assert "BEGIN RSA PRIVATE KEY" not in context and context.count("[REDACTED:") == 2
+    body = "".join(line for line in pem.splitlines() if "-----" not in line)
+    assert _leaks(text, _windows(TOKEN[4:]) | _windows(body)) == []

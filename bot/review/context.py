@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from bot.review.budget import estimate_tokens
 from bot.review.change import Snapshot
 from bot.review.diff import FileDiff, FileStatus, Hunk, decode_text, printable
-from bot.review.enclosing import enclosing_ranges, language_for
+from bot.review.enclosing import enclosing_ranges, enclosing_units, language_for, unit_name
+from bot.review.redact import redact_text
 
 __all__ = [
     "FileContext",
@@ -34,6 +35,8 @@ __all__ = [
 MAX_SOURCE_BYTES = 1_000_000
 #: Context lines per file; what is beyond is cut with a visible note.
 MAX_CONTEXT_LINES = 400
+#: Lines redacted above and below each shown unit (as ``read_file`` does around a window).
+REDACTION_MARGIN = 200
 #: A unit is shown only if it adds this many lines the diff does not show: the hunk
 #: header usually names the function already.
 _MIN_NEW_LINES = 3
@@ -107,34 +110,63 @@ def _read_head(head: Snapshot, path: str) -> str | None:
     return decode_text(data)
 
 
-def _merge(ranges: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    merged: list[tuple[int, int, str]] = []
-    for start, end, name in sorted(ranges):
+def _merge(ranges: Iterable[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    merged: list[tuple[int, int, int]] = []
+    for start, end, header in sorted(ranges):
         if merged and start <= merged[-1][1] + 1:
             first = merged[-1]
             merged[-1] = (first[0], max(first[1], end), first[2])
         else:
-            merged.append((start, end, name))
+            merged.append((start, end, header))
     return merged
 
 
+def _redacted(lines: list[str], blocks: list[tuple[int, int, int]]) -> dict[int, str]:
+    """The lines of ``blocks`` (1-based ranges), redacted with a margin around each."""
+    windows: list[tuple[int, int]] = []
+    for start, end, _ in blocks:
+        low, high = max(1, start - REDACTION_MARGIN), min(len(lines), end + REDACTION_MARGIN)
+        if windows and low <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], high)
+        else:
+            windows.append((low, high))
+    shown: dict[int, str] = {}
+    for low, high in windows:
+        # Redaction keeps the number of lines, so the window's lines map one to one.
+        text = redact_text("\n".join(lines[low - 1 : high]))[0]
+        shown.update(enumerate(text.split("\n"), low))
+    return shown
+
+
 def render_context(file: FileDiff, source: str) -> str:
-    """The enclosing units of the file's changes, numbered by new-file line."""
-    ranges = enclosing_ranges(file.path, source, _touched_lines(file))
+    """The enclosing units of the file's changes, numbered by new-file line.
+
+    ``source`` need not be redacted: the units are found in it as it is, and only the
+    lines shown, with ``REDACTION_MARGIN`` lines around them, are redacted (so a secret
+    that spans lines, such as a private key cut at a unit's edge, is still recognised).
+    Redacting the whole file instead cost more than all the rest of a file's context.
+    """
     src = [ln.removesuffix("\r") for ln in printable(source).split("\n")]
     shown = file.right_lines
-    blocks: list[str] = []
+    picked: list[tuple[int, int, int]] = []
+    cut = False
     used = 0
-    for start, end, name in _merge(ranges):
+    for start, end, header in _merge(enclosing_units(file.path, src, _touched_lines(file))):
         if sum(1 for n in range(start, end + 1) if n not in shown) < _MIN_NEW_LINES:
             continue  # (nearly) the whole unit is in the diff already
         if used + end - start + 1 > MAX_CONTEXT_LINES:
-            blocks.append(f"[more enclosing code cut: over {MAX_CONTEXT_LINES} lines]")
+            cut = True
             break
         used += end - start + 1
+        picked.append((start, end, header))
+    lines = _redacted(src, picked)
+    blocks: list[str] = []
+    for start, end, header in picked:
         width = len(str(end))
-        body = "\n".join(f"{n:>{width}}| {src[n - 1]}" for n in range(start, end + 1))
-        blocks.append(f"lines {start}-{end}: {name}\n{body}")
+        body = "\n".join(f"{n:>{width}}| {lines[n]}" for n in range(start, end + 1))
+        blocks.append(f"lines {start}-{end}: {unit_name(lines[header])}\n{body}")
+    if cut:
+        blocks.append(f"[more enclosing code cut: over {MAX_CONTEXT_LINES} lines]")
     return "\n\n".join(blocks)
 
 

@@ -98,8 +98,10 @@ def plan_review(
     for file in selected:
         safe_file = safe.diff.get(file.path)
         assert safe_file is not None  # redaction keeps every path
+        # The real head: the context redacts the lines it shows (a redacted snapshot
+        # would redact every file whole, most of which is never shown).
         contexts.append(
-            build_file_context(safe_file, safe.head, expand=config.review.expand_context)
+            build_file_context(safe_file, change.head, expand=config.review.expand_context)
         )
     instructions = load_instructions(
         safe.trusted, config.review.instructions, config.review.instructions_max_chars

@@ -266,7 +266,8 @@ class _Scanner:
         return None
 
 
-def _name(line: str) -> str:
+def unit_name(line: str) -> str:
+    """How a unit is named: its header line, stripped and cut at 80 characters."""
     text = line.strip()
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -278,9 +279,20 @@ def enclosing_ranges(
 
     Lines outside the file or outside any unit contribute nothing.
     """
-    text = printable(source)
     # Only "\n" ends a line for git; str.splitlines() would also split on \f, \x1c …
-    src_lines = [ln.removesuffix("\r") for ln in text.split("\n")]
+    src_lines = [ln.removesuffix("\r") for ln in printable(source).split("\n")]
+    units = enclosing_units(path, src_lines, lines, max_lines=max_lines)
+    return sorted({(start, end, unit_name(src_lines[header - 1])) for start, end, header in units})
+
+
+def enclosing_units(
+    path: str, src_lines: list[str], lines: Iterable[int], *, max_lines: int = MAX_RANGE_LINES
+) -> list[tuple[int, int, int]]:
+    """1-based ``(start, end, header line)`` of the innermost unit around each line, sorted.
+
+    ``src_lines`` are the file's printable lines without their endings (as
+    :func:`enclosing_ranges` splits them); the header line is the one naming the unit.
+    """
     wanted = sorted({n for n in lines if 1 <= n <= len(src_lines)})
     _, family = language_for(path)
     if not wanted or family == "none":
@@ -298,9 +310,9 @@ def enclosing_ranges(
             hit = scanner.enclosing(n - 1)
             if hit is not None:
                 found.add((hit[0] + 1, hit[1] + 1, hit[2] + 1))
-    result = []
-    for start, end, header in sorted(found):
+    result = set()
+    for start, end, header in found:
         if end - start + 1 > max_lines:
             end = min(end, max(header, start + _HEAD_LINES - 1))
-        result.append((start, end, _name(src_lines[header - 1])))
-    return sorted(set(result))
+        result.add((start, end, header))
+    return sorted(result)

@@ -69,7 +69,7 @@ def _is_code(line: str) -> bool:
     return bool(stripped) and not stripped.startswith("#")
 
 
-def _inside_strings(lines: list[str]) -> list[bool]:
+def inside_strings(lines: list[str]) -> list[bool]:
     """For each line, whether it starts inside a triple-quoted string."""
     inside: list[bool] = []
     quote = ""
@@ -97,7 +97,7 @@ def _inside_strings(lines: list[str]) -> list[bool]:
 class _Cutter:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.in_string = _inside_strings(lines)
+        self.in_string = inside_strings(lines)
         self.units: list[Unit] = []
         # A line after a backslash continues the statement, whatever its indentation.
         self.continued = [False, *(ln.endswith("\\") for ln in lines[:-1])]

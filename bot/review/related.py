@@ -12,19 +12,26 @@ the reviewed (head) snapshot:
 Sites are classified with the tools' own definition patterns
 (:func:`bot.review.tool_search.definition_pattern`) and shown through
 :meth:`RepoTools.read_file`, so they are redacted and capped exactly as a tool result
-would be. Sites already visible in the diff are left out. All groups' names are looked
-up in one walk of the snapshot (a substring probe per name, then a word search in the
-few files that contain it): a 3,000-file tree of 40 MB takes about a second. The walk is
-bounded in files and time; the text is bounded in tokens. The order is deterministic
-(names in diff order, sites in tree order) so that an unchanged change renders the same
-prompt and K3's prefix cache keeps serving it.
+would be. Sites already visible in the diff are left out.
+
+All groups' names are looked up in one walk of the snapshot: a substring probe per name
+on the raw bytes, then a word search in the few files that contain one. The walk visits
+the files nearest to the change first (:mod:`bot.review.nearest`: same directory, then
+the package around it, then the rest) and stops after ``max_scan_bytes`` of file
+content: reading blobs is most of its cost, and a bound in bytes (unlike one in time)
+gives the same result on a slow machine as on a fast one. A small change in a large
+repository thus costs a few tens of milliseconds, and an unchanged change renders the
+same prompt every time, which keeps K3's prefix cache serving it. The time limit is only
+a safety net. Names are in diff order and sites in the order of the walk (nearest
+first); the text is bounded in tokens.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import regex
@@ -33,6 +40,7 @@ from bot.errors import GitNeuralError
 from bot.review.budget import estimate_tokens
 from bot.review.change import Snapshot
 from bot.review.diff import FileDiff, decode_text
+from bot.review.nearest import nearest_files
 from bot.review.redact import redact_text
 from bot.review.symbols import add_name, changed_names, used_names
 from bot.review.tool_search import definition_pattern, is_binary
@@ -53,7 +61,15 @@ class RelatedLimits:
     definition_lines: int = 12
     #: Lines shown above and below a call.
     call_margin: int = 2
-    #: Wall time of the one walk over the snapshot.
+    #: File content read by the one walk over the snapshot, nearest files first: the
+    #: bound that keeps a small change in a large repository cheap, and deterministic.
+    #: Each file counts ``file_cost_bytes`` more than its size.
+    max_scan_bytes: int = 2_000_000
+    #: Looking a blob up costs about as much as scanning this many bytes of it: a tree of
+    #: many tiny files is not read file by file for longer than a tree of large ones.
+    file_cost_bytes: int = 4_096
+    #: Wall time of the walk: a safety net only (a slow disk or a huge name count); the
+    #: byte bound above normally ends the walk first.
     timeout_s: float = 3.0
     max_files: int = 20_000
     max_file_bytes: int = 2_000_000
@@ -73,23 +89,48 @@ class _Sites:
     mentions: int = 0
 
 
-class _Probe:
-    """How one name is looked for: bytes that must occur, then words on lines."""
+@functools.lru_cache(maxsize=1024)
+def _definition_pattern(name: str) -> regex.Pattern[str]:
+    # Compiling one takes about 10 ms; a worker reviewing one repository again and again
+    # meets the same names.
+    return definition_pattern(name)[1]
 
-    def __init__(self, name: str) -> None:
+
+class _Probe:
+    """How one name is looked for: bytes that must occur, then words on lines.
+
+    ``calls``: its callers are wanted (a changed name); ``definitions``: its definitions
+    are (a used name). Only what is wanted is classified, so the costly definition
+    pattern runs on every mention of a used name but only on the calls of a changed one.
+    """
+
+    def __init__(self, name: str, *, calls: bool = True, definitions: bool = True) -> None:
         escaped = re.escape(name)
         self.name = name
+        self.calls = calls
+        self.definitions = definitions
         self.needle = name.encode()
-        self.word = re.compile(rf"(?<![\w$]){escaped}(?![\w$])")
+        # The look-behind is checked by hand (see ``mentions``): a pattern that starts with
+        # the name is found by re's fast literal search, one with a look-behind is tried
+        # at every position, thirty times slower.
+        self.word = re.compile(rf"{escaped}(?![\w$])")
         # No space before "(": calls in code, not "a width (in cells)" in prose.
         self.call = re.compile(rf"(?<![\w$]){escaped}\(")
         self._definition: regex.Pattern[str] | None = None
+
+    def mentions(self, text: str) -> Iterator[int]:
+        """Offsets where the name occurs as a whole word (not inside a longer name)."""
+        for match in self.word.finditer(text):
+            at = match.start()
+            # What ``\w`` means to re: alphanumeric (str.isalnum) or "_".
+            if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_$"):
+                yield at
 
     @property
     def definition(self) -> regex.Pattern[str]:
         """The tools' definition pattern, compiled on first use (it takes milliseconds)."""
         if self._definition is None:
-            self._definition = definition_pattern(self.name)[1]
+            self._definition = _definition_pattern(self.name)
         return self._definition
 
 
@@ -121,8 +162,13 @@ class RelatedFinder:
         served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
         share = max(1, self.limits.max_names // max(1, len(served)))
         wanted = {i: self._wanted(groups[i], share) for i in served}
-        names = sorted({n for w in wanted.values() for n in (*w.changed, *w.used)})
-        sites = self._scan(names)
+        changed = {n for w in wanted.values() for n in w.changed}
+        used = {n for w in wanted.values() for n in w.used}
+        probes = [
+            _Probe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
+        ]
+        changed_paths = [f.path for i in served for f in groups[i]]
+        sites = self._scan(probes, changed_paths)
         return [
             self._render(wanted[i], sites, min(room, self.limits.max_tokens)) if i in wanted else ""
             for i, room in enumerate(rooms)
@@ -152,27 +198,33 @@ class RelatedFinder:
 
     # -- the walk ------------------------------------------------------------------------
 
-    def _scan(self, names: Iterable[str]) -> dict[str, _Sites]:
+    def _scan(self, probes: list[_Probe], near: Sequence[str]) -> dict[str, _Sites]:
         limits = self.limits
-        probes = [_Probe(n) for n in names]
         sites = {p.name: _Sites() for p in probes}
         if not probes:
             return sites
         deadline = time.monotonic() + limits.timeout_s
-        for count, path in enumerate(self._head.walk()):
-            if count >= limits.max_files or time.monotonic() > deadline:
+        scanned = 0
+        for count, (path, size) in enumerate(nearest_files(self._head, near)):
+            if (
+                count >= limits.max_files
+                or scanned >= limits.max_scan_bytes
+                or time.monotonic() > deadline
+            ):
                 self.partial = True
                 break
-            size = self._head.size(path)
             if size is not None and size > limits.max_file_bytes:
                 continue
             data = self._head.read(path)
-            if data is None or is_binary(data):
+            if data is None:
+                continue
+            scanned += len(data) + limits.file_cost_bytes
+            if is_binary(data):
                 continue
             present = [
                 p
                 for p in probes
-                if p.needle in data and sites[p.name].mentions < limits.max_mentions
+                if sites[p.name].mentions < limits.max_mentions and p.needle in data
             ]
             if present:
                 self._scan_file(path, decode_text(data), present, sites, deadline)
@@ -189,8 +241,8 @@ class RelatedFinder:
         for probe in probes:
             found = sites[probe.name]
             line_no, counted, last_start = 1, 0, -1
-            for mention in probe.word.finditer(text):
-                start = text.rfind("\n", 0, mention.start()) + 1
+            for at in probe.mentions(text):
+                start = text.rfind("\n", 0, at) + 1
                 if start == last_start:
                     continue
                 last_start = start
@@ -202,6 +254,9 @@ class RelatedFinder:
                 end = text.find("\n", start)
                 # Classified on the redacted line: nothing about a secret steers the choice.
                 line = redact_text(text[start : len(text) if end < 0 else end][:1000])[0]
+                call = probe.calls and probe.call.search(line) is not None
+                if not call and not probe.definitions:
+                    continue  # neither a call nor a wanted definition: no need to classify
                 remaining = max(deadline - time.monotonic(), 0.01)
                 try:
                     is_definition = probe.definition.match(line, timeout=remaining) is not None
@@ -210,7 +265,7 @@ class RelatedFinder:
                     return
                 if is_definition:
                     found.definitions.append((path, line_no))
-                elif probe.call.search(line) and not line.lstrip().startswith(_COMMENTS):
+                elif call and not line.lstrip().startswith(_COMMENTS):
                     found.calls.append((path, line_no))
 
     # -- the text ------------------------------------------------------------------------

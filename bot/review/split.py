@@ -127,9 +127,12 @@ def _tie_references(files: Sequence[FileContext], clusters: _Clusters) -> None:
     if not owners:
         return
     mentions: defaultdict[str, list[int]] = defaultdict(list)
+    stems = set(owners)
     for i, item in enumerate(files):
-        words = set(_WORD.findall(item.diff_text)) | set(_WORD.findall(item.context_text))
-        for stem in words & owners.keys():
+        # Each word looked up in the stems: no set of every word, no copy of the stems.
+        named = stems.intersection(_WORD.findall(item.diff_text))
+        named.update(stems.intersection(_WORD.findall(item.context_text)))
+        for stem in named:
             if i not in owners[stem]:
                 mentions[stem].append(i)
     for stem, users in mentions.items():

@@ -6,9 +6,11 @@ trailing newline in the replacement is not an extra empty line (models often add
 and an empty replacement deletes the lines.
 
 A suggestion is only worth showing when applying it can be trusted: it must apply to the
-head content, change something, and not break the file. "Not break" is ``ast.parse`` of
-the whole new file for Python (when the old file parsed), and for other languages an
-unchanged bracket balance of the replaced region (strings and comments skipped roughly).
+head content, change something, and not break the file. "Not break" is, for Python, that
+the statements around the replaced lines parse before and after (see
+:mod:`bot.review.python_region`), or else ``ast.parse`` of the whole new file (when the
+old file parsed); for other languages an unchanged bracket balance of the replaced region
+(strings and comments skipped roughly).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 
 from bot.errors import GitNeuralError
 from bot.review.lines import split_lines
+from bot.review.python_region import parses_locally
 
 #: Comment syntax by file extension, for the rough bracket scan; C-like otherwise.
 _HASH_COMMENTS = frozenset(
@@ -141,10 +144,13 @@ def suggestion_problem(
     new = replacement_lines(replacement)
     if new == [_strip_ending(line) for line in old_lines]:
         return "it changes nothing"
-    if path.endswith(_PYTHON) and whole_text is not None and _parses(whole_text):
-        if not _parses(apply_suggestion(whole_text, start, end, replacement)):
-            return "the file would no longer parse as Python"
-        return None
+    if path.endswith(_PYTHON) and whole_text is not None:
+        if parses_locally(whole_text, split_lines(whole_text), start, end, new):
+            return None  # the statements around it parse: no need to parse the whole file
+        if _parses(whole_text):
+            if not _parses(apply_suggestion(whole_text, start, end, replacement)):
+                return "the file would no longer parse as Python"
+            return None
     style = _comment_style(path)
     if bracket_balance("\n".join(new), style) != bracket_balance("".join(old_lines), style):
         return "it would unbalance brackets"
