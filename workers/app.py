@@ -89,8 +89,20 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
             # Keeps this deployment's queues, bindings and unacked set apart from
             # others on the same Redis.
             options["global_keyprefix"] = f"{settings.prefix}:"
+            # kombu sweeps messages of dead workers back into the queue only every
+            # 10 s x 10 polls: sweep as the embedded broker does, so a killed worker's
+            # review returns soon after the visibility timeout, not up to 100 s later.
+            options["unacked_restore_interval"] = restore_interval(settings)
+            options["unacked_restore_throttle"] = 1
         conf.update(broker_url=settings.broker_url, broker_transport_options=options)
     return conf
+
+
+def restore_interval(settings: WorkerSettings) -> float:
+    """How often a worker puts messages held past the visibility timeout back in the
+    queue (their worker died): a quarter of the timeout, at most a minute, as the
+    embedded broker does (:mod:`workers.sqlite_broker`)."""
+    return min(60.0, settings.visibility_timeout / 4)
 
 
 def create_celery(settings: WorkerSettings) -> Celery:

