@@ -19,15 +19,16 @@ embedded SQLite broker, the fake GitHub and the K3 stub in threads (reached by U
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import socket
+import struct
 import threading
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from services import (
     REDIS_URL,
     REPO,
@@ -88,6 +89,75 @@ def deployment(
     finally:
         if client is not None:
             drop_redis_keys(client, prefix)
+
+
+class CuttableProxy:
+    """A TCP proxy on 127.0.0.1 in front of Redis. :meth:`cut` resets every connection
+    through it and refuses new ones (accepted, then reset at once) until
+    :meth:`restore`: the network between a worker and its broker failing, while the
+    shared Redis server itself runs on for everyone else."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._open = threading.Event()
+        self._open.set()
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.cuts = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            if not self._open.is_set():
+                _reset(client)
+                continue
+            try:
+                server = socket.create_connection(self.upstream, timeout=5)
+            except OSError:
+                _reset(client)
+                continue
+            server.settimeout(None)
+            with self._lock:
+                self._sockets += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self._open.clear()
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _reset(sock)
+        self.cuts += 1
+
+    def restore(self) -> None:
+        self._open.set()
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
+
+
+def _reset(sock: socket.socket) -> None:
+    # SO_LINGER 0: close with a TCP reset, as a failed link or a restarted NAT does.
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 # ---- SIGKILL mid-review --------------------------------------------------------------
@@ -155,3 +225,58 @@ def test_a_worker_killed_right_after_posting_posts_no_second_review(
         assert world.calls[title] == 1  # the model was not asked again
         [run] = world.gh.check_runs(REPO, job.head_sha)
         assert (run["status"], run["conclusion"]) == ("completed", "neutral")
+
+
+# ---- the broker connection cut and restored ------------------------------------------
+
+
+def settled(client: redis.Redis, prefix: str) -> bool:
+    """Nothing left in the review queue nor held unacknowledged by any worker."""
+    queue, unacked = f"{prefix}:{prefix}.reviews", f"{prefix}:unacked"
+    return client.llen(queue) == 0 and client.hlen(unacked) == 0
+
+
+@pytest.mark.redis
+def test_redis_cut_longer_than_the_lock_lease_loses_no_review(
+    world: AppWorld, tmp_path: Path
+) -> None:
+    client = require_redis()
+    proxy = CuttableProxy(("127.0.0.1", 6379))
+    via_proxy = f"redis://127.0.0.1:{proxy.port}/0"
+    try:
+        # Broker, PR locks and head records all reach Redis through the proxy.
+        with deployment("redis", world, tmp_path, via_proxy, **FAST_REDELIVERY) as (env, queue):
+            prefix = env["GITNEURAL_QUEUE_PREFIX"]
+            with GitNeuralProcess(["worker"], env, tmp_path / "worker.log") as worker:
+                worker_ready(worker)
+                running = make_job(world, world.new_pull())
+                title = world.title(running.pr_number)
+                world.think = 6.0  # the model is still thinking when the link is back
+                queue.submit(running)
+                wait_for(lambda: world.active.get(title), "the review to reach the model", 30)
+                proxy.cut()
+                # Published while the worker cannot reach Redis (the webhook still can).
+                queued = [make_job(world, world.new_pull()) for _ in range(2)]
+                for job in queued:
+                    queue.submit(job)
+                worker.wait_log("Connection to broker lost", timeout=30)
+                # Three missed renewals, one a second: the 3 s lease of the PR lock ran out.
+                key = f"lock on {REPO}#{running.pr_number} not renewed"
+                worker.wait_log(key, count=3, timeout=30)
+                world.think = 0.0
+                proxy.restore()
+                for job in [running, *queued]:
+                    [(status, _, _)] = outcomes(worker, job.delivery_id)
+                    assert status == "posted"
+                wait_for(lambda: settled(client, prefix), "the queue to settle", 60)
+            log = worker.log()
+    finally:
+        proxy.close()
+    # The lock lost in the outage: the run that held it did not post, and was retried
+    # (not reported "superseded" and dropped), and the retry posted.
+    retried = rf"delivery={running.delivery_id} .* fault=1 retry_in=\S+ reason=the PR lock.s lease"
+    assert re.search(retried, log)
+    assert world.calls[title] == 2
+    for job in [running, *queued]:
+        [review] = world.reviews(job.pr_number)
+        assert review["commit_id"] == job.head_sha

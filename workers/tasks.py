@@ -220,8 +220,16 @@ def _run_locked(
     abandoned = threading.Event()
 
     def still_current(head_sha: str) -> bool:
-        if lock.lost or abandoned.is_set():
+        if abandoned.is_set():
             return False
+        if lock.lost:
+            # The lease ran out while the lock store was unreachable: the PR may be
+            # another job's by now, so this run must not post, but nothing newer
+            # replaced it either. Retried, the job finds the review done, or does it.
+            raise PRStateError(
+                "the PR lock's lease ran out while its store was unreachable: "
+                "the review will run again"
+            )
         try:
             return is_current(state.latest(key), head_sha, seq)
         except PRStateError as exc:
