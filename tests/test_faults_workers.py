@@ -19,13 +19,16 @@ embedded SQLite broker, the fake GitHub and the K3 stub in threads (reached by U
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import socket
 import struct
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -35,7 +38,9 @@ from services import (
     AppWorld,
     GitNeuralProcess,
     app_world,
+    children_of,
     drop_redis_keys,
+    free_port,
     make_job,
     outcomes,
     require_redis,
@@ -43,6 +48,7 @@ from services import (
     wait_for,
     worker_ready,
 )
+from webutil import encode, headers_for, http_get, http_post
 
 from workers.app import create_celery
 from workers.queue import CeleryJobQueue
@@ -280,3 +286,117 @@ def test_redis_cut_longer_than_the_lock_lease_loses_no_review(
     for job in [running, *queued]:
         [review] = world.reviews(job.pr_number)
         assert review["commit_id"] == job.head_sha
+
+
+# ---- gitneural serve restarted (embedded broker) ------------------------------------
+
+
+def start_serve(env: dict[str, str], log: Path, *args: str) -> tuple[GitNeuralProcess, str]:
+    """``gitneural serve`` on a free port, once ``/healthz`` answers."""
+    port = free_port()
+    proc = GitNeuralProcess(["serve", "--port", str(port), "--workers", "1", *args], env, log)
+    proc.start()
+    address = f"127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        if not proc.alive():
+            raise AssertionError(f"serve exited:\n{proc.log()[-3000:]}")
+        try:
+            return http_get(address, "/healthz").status == 200
+        except OSError:
+            return False
+
+    wait_for(healthy, "GET /healthz", 60)
+    return proc, address
+
+
+def deliver(address: str, payload: dict[str, Any], delivery: str) -> int:
+    body = encode(payload)
+    return http_post(
+        address, "/webhook", body, headers_for("pull_request", body, delivery=delivery)
+    ).status
+
+
+def family(pid: int) -> list[int]:
+    """``pid``'s descendants, deepest first."""
+    found = []
+    for child in children_of(pid):
+        found += [*family(child), child]
+    return found
+
+
+def test_serve_restarted_reviews_what_was_queued_while_busy_or_down(
+    world: AppWorld, tmp_path: Path
+) -> None:
+    env = world.env(tmp_path / "data", GITNEURAL_SHUTDOWN_GRACE="1")
+    log = tmp_path / "serve.log"
+    pulls = [world.new_pull() for _ in range(4)]
+    delivery = {n: f"restart-{n}-{uuid.uuid4().hex[:8]}" for n in pulls}
+    # One review thread, busy with a review the model streams for longer than anyone waits.
+    world.stream = 30.0
+    proc, address = start_serve(env, log, "--concurrency", "1")
+    proc.wait_log("ready.", count=2, timeout=60)
+    busy, *waiting, late = pulls
+    assert deliver(address, world.opened(busy), delivery[busy]) == 202
+    wait_for(lambda: world.calls.get(world.title(busy)), "the review to reach the model")
+    for n in waiting:
+        assert deliver(address, world.opened(n), delivery[n]) == 202
+    assert proc.stop(signal.SIGTERM) == 0
+    assert "interrupted by shutdown: requeued" in proc.log()
+    world.stream = 0.0
+    # The web server alone (the workers down): the delivery is accepted and queued.
+    web, address = start_serve(env, log, "--no-worker")
+    assert deliver(address, world.opened(late), delivery[late]) == 202
+    assert web.stop() == 0
+    assert all(world.reviews(n) == [] for n in pulls)
+
+    proc, address = start_serve(env, log, "--concurrency", "1")
+    try:
+        for n in pulls:
+            wait_for(lambda n=n: world.reviews(n), f"the review of PR {n}", 60)
+        # The delivery log survived the restarts too: a redelivery is not queued again.
+        again = encode(world.opened(late))
+        reply = http_post(
+            address, "/webhook", again, headers_for("pull_request", again, delivery=delivery[late])
+        )
+        assert (reply.status, reply.json["status"]) == (200, "duplicate")
+    finally:
+        assert proc.stop() == 0
+    for n in pulls:
+        [review] = world.reviews(n)
+        assert review["commit_id"] == world.gh.head_sha(REPO, n)
+    # Each job ran to "posted" once after the restart; the interrupted one only then.
+    text = proc.log()
+    for n in pulls:
+        assert re.findall(rf"delivery={delivery[n]} .* outcome=(\S+)", text) == ["posted"]
+
+
+def test_serve_killed_outright_and_restarted_loses_no_review(
+    world: AppWorld, tmp_path: Path
+) -> None:
+    env = world.env(tmp_path / "data", **FAST_REDELIVERY)
+    log = tmp_path / "serve.log"
+    held, queued = world.new_pull(), world.new_pull()
+    delivery = {n: f"crash-{n}-{uuid.uuid4().hex[:8]}" for n in (held, queued)}
+    world.think = 5.0
+    proc, address = start_serve(env, log, "--concurrency", "1")
+    proc.wait_log("ready.", count=2, timeout=60)
+    assert deliver(address, world.opened(held), delivery[held]) == 202
+    wait_for(lambda: world.active.get(world.title(held)), "the review to reach the model")
+    assert deliver(address, world.opened(queued), delivery[queued]) == 202
+    # Power cut: every process of the App dies at once, none cleans up.
+    for pid in [*family(proc.pid), proc.pid]:
+        os.kill(pid, signal.SIGKILL)
+    assert proc.stop() == -signal.SIGKILL
+    world.think = 0.0
+    assert world.reviews(held) == world.reviews(queued) == []
+
+    proc, _ = start_serve(env, log, "--concurrency", "1")
+    try:
+        for n in (held, queued):
+            wait_for(lambda n=n: world.reviews(n), f"the review of PR {n}", 60)
+    finally:
+        assert proc.stop() == 0
+    for n in (held, queued):
+        [review] = world.reviews(n)
+        assert review["commit_id"] == world.gh.head_sha(REPO, n)
