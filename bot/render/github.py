@@ -8,7 +8,10 @@ were already posted. Model text is sanitised (:func:`sanitize_markdown` removes 
 HTML comment), so a finding can never forge a marker; the marker is added after.
 
 Every piece of untrusted text (model titles and bodies, file names, skip reasons) is
-sanitised or put in a code span here; the layout around it is GitNeural's own.
+sanitised or put in a code span here; the layout around it is GitNeural's own. Whole
+paragraphs go through :func:`sanitize_markdown`; pieces of GitNeural's own lines (a
+title, a category, a note) through :func:`sanitize_inline`, which keeps them on one line
+and closed, so they cannot pair a backtick with a file name's code span next to them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.render.sanitize import sanitize_markdown, suggestion_fence
+from bot.render.sanitize import (
+    neutralise_markers,
+    sanitize_inline,
+    sanitize_markdown,
+    suggestion_fence,
+)
 from bot.review.diff import printable
 from bot.review.types import Coverage, Finding, Severity
 from bot.usage import Usage
@@ -118,7 +126,7 @@ def code_span(text: str) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
-    return sanitize_markdown(" ".join(text.split()), limit=limit)
+    return sanitize_inline(text, limit=limit)
 
 
 def _where(finding: Finding) -> str:
@@ -180,7 +188,8 @@ def listed_finding(finding: Finding, links: Links) -> str:
         if len(code) <= _FINDING_LIMIT:
             longest = max((len(r) for r in re.findall(r"`+", code)), default=0)
             ticks = "`" * max(3, longest + 1)
-            parts.append(f"Suggested replacement:\n\n{ticks}\n{code.rstrip(chr(10))}\n{ticks}")
+            shown = neutralise_markers(code.rstrip("\n"))
+            parts.append(f"Suggested replacement:\n\n{ticks}\n{shown}\n{ticks}")
     note = _note(finding)
     if note:
         parts.append(note)

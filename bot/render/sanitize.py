@@ -107,11 +107,15 @@ def _neutralise_mentions(text: str) -> str:
     return "".join(out)
 
 
-def _text(text: str) -> str:
-    """Plain text between code and tags: escape stray ``<``, un-image, de-mention."""
+def _text(text: str, urls: bool = True) -> str:
+    """Plain text between code and tags: escape stray ``<``, un-image, de-mention.
+
+    ``urls=False`` de-mentions inside URLs too: whether GitHub links a URL depends on
+    what precedes it (not after an open ``[``), unknown for a piece of a line.
+    """
     text = _AT_ENTITY.sub("@", text).replace("<", "&lt;")
     text = _BANG_BRACKET.sub("[", _EMPTY_IMAGE.sub("[image](", text))
-    return _neutralise_mentions(text)
+    return _neutralise_mentions(text) if urls else _MENTION_AT.sub("@" + ZWJ, text)
 
 
 def _attr(pattern: re.Pattern[str], tag: str) -> str | None:
@@ -184,8 +188,12 @@ def _html_at(source: str, i: int, last: dict[str, int]) -> re.Match[str] | None:
     return _AUTOLINK.match(source, i) or _INLINE_HTML.match(source, i)
 
 
-def _inline(source: str, code_spans: bool) -> list[Piece]:
+def _inline(source: str, code_spans: bool, closed: bool = False) -> list[Piece]:
     """Tokenise prose left to right as CommonMark does: escapes, code spans, HTML.
+
+    ``closed``: a backtick run that opens no code span is escaped, so that it cannot
+    pair with a backtick of the text the result is put next to, and mentions are
+    neutralised inside URLs too.
 
     Linear in practice even on hostile input: closers are looked up, not searched for
     again from every opener.
@@ -200,7 +208,7 @@ def _inline(source: str, code_spans: bool) -> list[Piece]:
 
     def flush() -> None:
         if plain:
-            pieces.append(("text", _text("".join(plain))))
+            pieces.append(("text", _text("".join(plain), urls=not closed)))
             plain.clear()
 
     i, n = 0, len(source)
@@ -215,7 +223,7 @@ def _inline(source: str, code_spans: bool) -> list[Piece]:
             run = len(run_match.group()) if run_match else 1
             end = _code_span_end(source, i, run, runs, tables) if code_spans else None
             if end is None:
-                plain.append(source[i : i + run])
+                plain.append("\\`" * run if closed else source[i : i + run])
                 i += run
             else:
                 flush()
@@ -240,6 +248,7 @@ def _blocks(text: str) -> list[tuple[bool, str]]:
     blocks: list[tuple[bool, str]] = []
     current: list[str] = []
     fence: tuple[str, int] | None = None
+    indent = ""
     lines = text.split("\n")
     for number, line in enumerate(lines):
         ending = "\n" if number < len(lines) - 1 else ""
@@ -249,12 +258,19 @@ def _blocks(text: str) -> list[tuple[bool, str]]:
                 blocks.append((False, "".join(current)))
                 current = []
                 fence = (opened.group(1)[0], len(opened.group(1)))
+                indent = line[: opened.start(1)]
         elif re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{fence[1]},}}[ \t]*", line):
             current.append(line + ending)
             blocks.append((True, "".join(current)))
             current, fence = [], None
             continue
         current.append(line + ending)
+    if fence is not None:
+        # An unclosed fence runs to the end of the document: everything GitNeural puts
+        # after this text (other findings, coverage, the marker) would show as code. The
+        # opener's indentation keeps the closer in the same list item, if any.
+        ended = "".join(current).endswith("\n")
+        current.append(("" if ended else "\n") + indent + fence[0] * fence[1])
     blocks.append((fence is not None, "".join(current)))
     return [(code, body) for code, body in blocks if body]
 
@@ -273,7 +289,7 @@ def _pieces(text: str, level: int) -> list[Piece]:
 def _cut_fence(body: str, room: int) -> tuple[str, int]:
     """The first lines of a fenced block that fit in ``room``, closed again; lines kept."""
     opener = _FENCE_OPEN.match(body)
-    closing = (opener.group(1) if opener else "```") + "\n"
+    closing = (body[: opener.end(1)] if opener else "```") + "\n"
     kept = ""
     for line in body.split("\n")[:-1]:
         if len(kept) + len(line) + 1 + len(closing) > room:
@@ -282,13 +298,15 @@ def _cut_fence(body: str, room: int) -> tuple[str, int]:
     return (kept + closing, len(kept)) if kept else ("", 0)
 
 
-def _truncate(pieces: list[Piece], limit: int) -> str:
+def _truncate(pieces: list[Piece], limit: int, one_line: bool = False) -> str:
     text = "".join(body for _, body in pieces)
     total = len(text)
     if total <= limit:
         return text
 
     def note(omitted: int) -> str:
+        if one_line:
+            return "…"
         return f"\n\n… (truncated by GitNeural: {omitted} of {total} characters not shown)"
 
     budget = limit - len(note(total))
@@ -305,8 +323,11 @@ def _truncate(pieces: list[Piece], limit: int) -> str:
             kept += len(body)
             continue
         if kind == "text":
-            out.append(body[: max(room, 0)])
-            kept += max(room, 0)
+            cut = body[: max(room, 0)]
+            if one_line and (len(cut) - len(cut.rstrip("\\"))) % 2:
+                cut = cut[:-1]  # a backslash left last would escape what follows the text
+            out.append(cut)
+            kept += len(cut)
         elif kind == "fence":
             cut, length = _cut_fence(body, room)
             out.append(cut)
@@ -317,18 +338,54 @@ def _truncate(pieces: list[Piece], limit: int) -> str:
 
 def _last_resort(text: str, limit: int) -> str:
     text = _AT_ENTITY.sub("@", text).replace("<", "&lt;").replace("@", "@" + ZWJ)
-    text = _BANG_BRACKET.sub("[", text)
+    # Escaped backticks open no code fence, whatever is removed around them.
+    text = _BANG_BRACKET.sub("[", text.replace("\\", "\\\\").replace("`", "\\`"))
     return _truncate([("text", text)], limit)
+
+
+def _fences_closed(text: str) -> str:
+    """``text`` with a code fence it leaves open closed: removing markup can make one
+    (``<!-- x -->```` `` becomes ````` ``` `````), and an open fence would turn everything
+    posted after the text (other findings, GitNeural's marker) into code."""
+    return "".join(body for _, body in _blocks(text))
 
 
 def sanitize_markdown(text: str, *, limit: int) -> str:
     """Model text made safe to post on GitHub, at most ``limit`` characters."""
     text = printable(text).replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     for level in (0, 1, 2):
-        out = _truncate(_pieces(text, level), limit)
-        if markdown_problem(out, SAFE_TAGS) is None:
+        out = _fences_closed(_truncate(_pieces(text, level), limit))
+        if len(out) > limit:  # no room left for the closing fence: make some
+            out = _fences_closed(_truncate(_pieces(text, level), max(0, 2 * limit - len(out))))
+        if len(out) <= limit and markdown_problem(out, SAFE_TAGS) is None:
             return out
     return _last_resort(text, limit)
+
+
+def sanitize_inline(text: str, *, limit: int) -> str:
+    """Model text for the middle of one line of GitNeural's own markdown (a title, a
+    category, a note), at most ``limit`` characters.
+
+    Unlike :func:`sanitize_markdown` the result is one line, read as inline text only
+    (a leading code fence or ``#`` starts no block in the middle of a line), and
+    closed: backticks that open no code span are escaped, so the text cannot pair with
+    a code span next to it (a file name in backticks) and expose what that holds.
+    """
+    text = printable(" ".join(text.split())).replace("\0", "\ufffd")
+    for code_spans in (True, False):
+        out = _truncate(_inline(text, code_spans, closed=True), limit, one_line=True)
+        # Checked where it will sit: after other text on a line, before a code span.
+        if markdown_problem(f"x {out} `x`", SAFE_TAGS) is None:
+            return out
+    escaped = _AT_ENTITY.sub("@", text).replace("\\", "\\\\").replace("`", "\\`")
+    escaped = _BANG_BRACKET.sub("[", escaped.replace("<", "&lt;").replace("@", "@" + ZWJ))
+    return _truncate([("text", escaped)], limit, one_line=True)
+
+
+def neutralise_markers(code: str) -> str:
+    """``code`` shown in a fenced block of a review body: unchanged to the eye, but no
+    ``<!-- gitneural`` in it can be read as GitNeural's marker."""
+    return _MARKER.sub("<!" + ZWJ, code)
 
 
 def suggestion_fence(code: str) -> str:

@@ -36,7 +36,9 @@ class SideText:
 
     def get(self, start: int, end: int) -> list[str] | None:
         """Lines ``start..end`` with their endings, or ``None`` if any is unknown."""
-        if start < 1 or end < start:
+        # More lines than are known means one is unknown: answered before a model's
+        # line 10**12 makes a list of that size.
+        if start < 1 or end < start or end - start >= len(self.lines):
             return None
         found = [self.lines.get(n) for n in range(start, end + 1)]
         return None if any(line is None for line in found) else [str(x) for x in found]
