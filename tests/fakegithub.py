@@ -204,6 +204,11 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
         self.push(full_name, default_branch, files or {"README.md": "# project\n"}, "initial")
         return s.repo_json(repo)
 
+    def set_clone_url(self, full_name: str, url: str | None) -> None:
+        """Make the API report ``url`` as the repository's ``clone_url`` (None: the real one)."""
+        with self.store.lock:
+            self.store.repo(full_name).reported_clone_url = url
+
     def set_permission(self, full_name: str, user: str, permission: str) -> None:
         with self.store.lock:
             self.store.repo(full_name).permissions[user] = permission

@@ -56,7 +56,7 @@ class Shapes:
         return f"{self.api_url}/repos/{repo.full_name}"
 
     def clone_url(self, repo: Repo) -> str:
-        return f"{self.web_url}/{repo.full_name}.git"
+        return repo.reported_clone_url or f"{self.web_url}/{repo.full_name}.git"
 
     # -- JSON shapes --------------------------------------------------------------------
 

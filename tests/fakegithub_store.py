@@ -73,6 +73,9 @@ class Repo:
     next_number: int = 1
     #: login -> "admin" | "write" | "read" | "none" for the collaborator permission API.
     permissions: dict[str, str] = field(default_factory=dict)
+    #: The ``clone_url`` the API reports instead of the fake's own (a hostile or broken
+    #: GitHub pointing git elsewhere); None: the fake's git URL.
+    reported_clone_url: str | None = None
 
     @property
     def owner(self) -> str:
