@@ -42,6 +42,12 @@ _RETRIED_STATUSES = [429, 500, 502, 503, 504]
 
 _TOKEN_TEXT = re.compile(r"\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}")
 _TOKEN_FIELD = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+""")
+_JWT_TEXT = re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+
+
+def redact_tokens(text: str) -> str:
+    """``text`` without GitHub tokens or JWTs (for messages that quote a server)."""
+    return _JWT_TEXT.sub("***", _TOKEN_TEXT.sub(r"\1***", text))
 
 
 class _RedactTokens(logging.Filter):
@@ -50,7 +56,7 @@ class _RedactTokens(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        redacted = _TOKEN_FIELD.sub(r"\1***", _TOKEN_TEXT.sub(r"\1***", text))
+        redacted = _TOKEN_FIELD.sub(r"\1***", redact_tokens(text))
         if redacted != text:
             record.msg, record.args = redacted, None
         return True

@@ -26,7 +26,7 @@ from github.Repository import Repository
 from urllib3.exceptions import MaxRetryError
 
 from bot.errors import GitHubError
-from bot.gh.auth import github_retry_after
+from bot.gh.auth import github_retry_after, redact_tokens
 from bot.render.github import Marker, parse_marker
 
 T = TypeVar("T")
@@ -47,7 +47,8 @@ def github_error(exc: GithubException, doing: str) -> GitHubError:
     transient = status in _TRANSIENT_STATUSES or status >= 500
     transient = transient or (status == 403 and _rate_limited(exc)) or status == 401
     message = exc.data.get("message") if isinstance(exc.data, dict) else None
-    reason = " ".join(str(message).split())[:200] if message else "no message"
+    # GitHub's message is quoted, never a token a proxy or a bug might echo in it.
+    reason = redact_tokens(" ".join(str(message).split()))[:200] if message else "no message"
     return GitHubError(
         f"GitHub answered {status} when {doing} ({reason})"
         + ("; it is retried later" if transient else ""),
