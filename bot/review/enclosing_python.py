@@ -29,6 +29,8 @@ _DEFINITION = re.compile(r"(?:async\s+def|def|class)\s")
 #: 8,000-line table, say) is never parsed.
 _COMPOUND = re.compile(r"(?:if|for|while|try|with|match|async|def|class)\b")
 _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+#: A backslash ending a line: the next line continues it.
+_CONTINUATION = re.compile(r"\\\n")
 _TOKENS = re.compile(r'"""|\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#')
 #: Clauses that continue the statement above them at the same indentation.
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
@@ -36,7 +38,7 @@ _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 _SPLIT_LINES = 30
 _MAX_HEADER_LINES = 50
 #: Files shorter than this are parsed whole: cutting would not pay.
-_SMALL_FILE_LINES = 150
+_SMALL_FILE_LINES = 40
 
 
 def parse_units(source: str, offset: int = 0) -> list[Unit] | None:
@@ -69,50 +71,78 @@ def _is_code(line: str) -> bool:
     return bool(stripped) and not stripped.startswith("#")
 
 
+def _string_state(line: str, quote: str) -> str:
+    """The triple quote open at the end of ``line`` ("" if none), given the one open at
+    its start."""
+    pos = 0
+    while True:
+        if quote:
+            close = line.find(quote, pos)
+            if close < 0:
+                return quote
+            pos, quote = close + 3, ""
+            continue
+        match = _TOKENS.search(line, pos)
+        if match is None or match.group() == "#":
+            return quote
+        if match.group() in ('"""', "'''"):
+            quote = match.group()
+        pos = match.end()
+
+
+def _string_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """``[first, stop)`` runs of lines that start inside a triple-quoted string."""
+    spans: list[tuple[int, int]] = []
+    quote = ""
+    done = 0  # lines before this one are accounted for
+    # Only a line holding a triple quote can change the state.
+    for line in [i for i, text in enumerate(lines) if '"""' in text or "'''" in text]:
+        if quote:
+            spans.append((done, line + 1))
+        quote = _string_state(lines[line], quote)
+        done = line + 1
+    if quote and done < len(lines):
+        spans.append((done, len(lines)))
+    return spans
+
+
 def inside_strings(lines: list[str]) -> list[bool]:
     """For each line, whether it starts inside a triple-quoted string."""
-    inside: list[bool] = []
-    quote = ""
-    for line in lines:
-        inside.append(bool(quote))
-        if '"""' not in line and "'''" not in line:
-            continue
-        pos = 0
-        while True:
-            if quote:
-                close = line.find(quote, pos)
-                if close < 0:
-                    break
-                pos, quote = close + 3, ""
-                continue
-            match = _TOKENS.search(line, pos)
-            if match is None or match.group() == "#":
-                break
-            if match.group() in ('"""', "'''"):
-                quote = match.group()
-            pos = match.end()
+    inside = [False] * len(lines)
+    for first, stop in _string_spans(lines):
+        inside[first:stop] = [True] * (stop - first)
     return inside
 
 
 class _Cutter:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.in_string = inside_strings(lines)
+        text = "\n".join(lines)
+        spans = _string_spans(lines)
+        self.in_string = [False] * len(lines)
         self.units: list[Unit] = []
         # A line after a backslash continues the statement, whatever its indentation.
-        self.continued = [False, *(ln.endswith("\\") for ln in lines[:-1])]
+        self.continued = [False] * len(lines)
+        continued: list[int] = []
+        line, counted = 0, 0
+        for match in _CONTINUATION.finditer(text):
+            line += text.count("\n", counted, match.start())
+            counted = match.start()
+            continued.append(line + 1)
         # Indentation of each line that may start a statement; -1 for blank lines,
-        # comments, string text and continuation lines.
+        # comments, string text and continuation lines. Built whole-list at a time: this
+        # runs over every line of every large file of a change.
         self.depth = [
-            -1 if inside or more or not code or code[0] == "#" else len(line) - len(code)
-            for line, code, inside, more in zip(
-                lines,
-                (ln.lstrip(" \t") for ln in lines),
-                self.in_string,
-                self.continued,
-                strict=True,
-            )
+            len(ln) - len(code) if code and code[0] != "#" else -1
+            for ln in lines
+            for code in (ln.lstrip(" \t"),)
         ]
+        for first, stop in spans:
+            self.in_string[first:stop] = [True] * (stop - first)
+            self.depth[first:stop] = [-1] * (stop - first)
+        for i in continued:
+            self.continued[i] = True
+            self.depth[i] = -1
 
     def starts(self, first: int, last: int, indent: int) -> list[int] | None:
         """Statement starts at ``indent`` in ``[first, last)``; None if the code is odd."""

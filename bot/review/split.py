@@ -99,11 +99,10 @@ def _common_prefix(a: str, b: str) -> int:
     return len(posixpath.commonpath([a, b])) if "/" in a and "/" in b else 0
 
 
-def _tie_tests(paths: list[str], clusters: _Clusters) -> None:
+def _tie_tests(paths: list[str], stems: list[tuple[str, bool]], clusters: _Clusters) -> None:
     modules: defaultdict[str, list[int]] = defaultdict(list)
     tests: list[tuple[int, str]] = []
-    for i, path in enumerate(paths):
-        stem, is_test = module_stem(path)
+    for i, (stem, is_test) in enumerate(stems):
         if len(stem) < _MIN_STEM:
             continue
         if is_test:
@@ -118,20 +117,21 @@ def _tie_tests(paths: list[str], clusters: _Clusters) -> None:
             clusters.join(i, best)
 
 
-def _tie_references(files: Sequence[FileContext], clusters: _Clusters) -> None:
+def _tie_references(
+    files: Sequence[FileContext], stems: list[tuple[str, bool]], clusters: _Clusters
+) -> None:
     owners: defaultdict[str, list[int]] = defaultdict(list)
-    for i, item in enumerate(files):
-        stem, is_test = module_stem(item.file.path)
+    for i, (stem, is_test) in enumerate(stems):
         if not is_test and len(stem) >= _MIN_STEM and stem not in _GENERIC_STEMS:
             owners[stem].append(i)
     if not owners:
         return
     mentions: defaultdict[str, list[int]] = defaultdict(list)
-    stems = set(owners)
+    owned = set(owners)
     for i, item in enumerate(files):
         # Each word looked up in the stems: no set of every word, no copy of the stems.
-        named = stems.intersection(_WORD.findall(item.diff_text))
-        named.update(stems.intersection(_WORD.findall(item.context_text)))
+        named = owned.intersection(_WORD.findall(item.diff_text))
+        named.update(owned.intersection(_WORD.findall(item.context_text)))
         for stem in named:
             if i not in owners[stem]:
                 mentions[stem].append(i)
@@ -202,8 +202,9 @@ def split_files(
     kept = [(f, c) for f, c in fitted if c <= budget]
     paths = [f.file.path for f, _ in kept]
     clusters = _Clusters(len(kept))
-    _tie_tests(paths, clusters)
-    _tie_references([f for f, _ in kept], clusters)
+    stems = [module_stem(path) for path in paths]
+    _tie_tests(paths, stems, clusters)
+    _tie_references([f for f, _ in kept], stems, clusters)
     members: defaultdict[int, list[int]] = defaultdict(list)
     for i in range(len(kept)):
         members[clusters.root(i)].append(i)
