@@ -1,0 +1,227 @@
+"""Worker throughput and memory: N concurrent reviews against a K3 stub as slow as K3.
+
+One ``gitneural worker -Q reviews`` process (embedded broker) gets N review jobs at once,
+one per pull request on the fake GitHub. The K3 stub answers each review as K3 does: it
+is silent for a while, then streams its reasoning at about 62 tokens/s, then calls
+``submit_review``. A review is I/O-bound: the worker mostly waits for the model.
+
+Measured per pool: reviews per minute of the one worker process (N jobs from submission
+to the last outcome, after one warm-up review), the same as a share of the model-bound
+ideal (``concurrency`` reviews every model answer: what is left is GitNeural's own work,
+git and GitHub), and the memory the worker holds at its peak and between reviews: RSS
+summed over its processes, and PSS (shared pages counted once, so prefork's children are
+not over-counted). The README recommends the thread pool (the default); prefork with the
+same concurrency is measured for comparison. No budget: the issues name none here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import REPO_ROOT, BenchmarkError, Row, main, row, tests_module
+
+JOBS = 16
+CONCURRENCY = 8
+#: K3 at ``max`` effort: seconds before the first token, then seconds of reasoning
+#: streamed at 62 tokens/s. Real reviews take minutes; the ratio is what matters here.
+SILENT_S = 2.0
+STREAM_S = 8.0
+
+
+@dataclass(frozen=True)
+class Load:
+    jobs: int
+    concurrency: int
+    silent: float
+    stream: float
+
+
+FULL = Load(JOBS, CONCURRENCY, SILENT_S, STREAM_S)
+QUICK = Load(jobs=2, concurrency=2, silent=0.5, stream=1.0)
+OUTCOME = re.compile(r"review job delivery=(\S+) .* outcome=(\S+) review=")
+
+
+@dataclass
+class Measured:
+    pool: str
+    jobs: int
+    concurrency: int
+    seconds: float
+    ideal_seconds: float
+    rss_mb: float
+    pss_mb: float
+    idle_rss_mb: float
+    posted: int
+
+    @property
+    def per_minute(self) -> float:
+        return self.jobs / self.seconds * 60
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_seconds / self.seconds
+
+
+def _family(pid: int) -> list[int]:
+    children = tests_module("services").children_of
+    found = [pid]
+    for child in children(pid):
+        found += _family(child)
+    return found
+
+
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of ``pid`` and its descendants, in kB (0 for a process gone meanwhile)."""
+    rss = pss = 0
+    for p in _family(pid):
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        rss += _field(status, "VmRSS")
+        pss += _field(rollup, "Pss")
+    return rss, pss
+
+
+def _field(text: str, name: str) -> int:
+    found = re.search(rf"^{name}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+class _Peak:
+    """Samples the worker's memory every 50 ms while a run lasts."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.rss, self.pss = pid, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            rss, pss = _memory_kb(self.pid)
+            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+
+    def __enter__(self) -> _Peak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _outcomes(log: Path) -> dict[str, str]:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return {m.group(1): m.group(2) for m in OUTCOME.finditer(text)}
+
+
+def _wait(what: str, check: Any, timeout: float, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise BenchmarkError(f"the worker exited while waiting for {what}:\n{tail}")
+        if time.monotonic() > deadline:
+            raise BenchmarkError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def measure(world: Any, root: Path, pool: str, jobs: int, concurrency: int) -> Measured:
+    services = tests_module("services")
+    from workers.app import create_celery
+    from workers.queue import CeleryJobQueue
+    from workers.settings import WorkerSettings
+
+    env = world.env(root / "data", GITNEURAL_GITHUB_PACING="false")
+    settings = WorkerSettings.from_env(env)
+    queue = CeleryJobQueue(create_celery(settings), settings)
+    numbers = [world.new_pull() for _ in range(jobs)]
+    log = root / "worker.log"
+    command = [sys.executable, "-m", "bot.cli.main", "worker", "-Q", "reviews"]
+    command += ["-c", str(concurrency), "--pool", pool]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=out, stderr=out)
+    try:
+        _wait("the worker to start", lambda: "ready." in log.read_text(), 60, proc, log)
+        # Warm-up, model answering at once: the review core imported, the mirror cloned
+        # (a long-running worker pays both once, not per review).
+        model = world.think, world.stream
+        world.think = world.stream = 0.0
+        try:
+            warm = services.make_job(world, world.new_pull())
+            queue.submit(warm)
+            _wait("the warm-up review", lambda: warm.delivery_id in _outcomes(log), 120, proc, log)
+        finally:
+            world.think, world.stream = model
+        idle_rss, _ = _memory_kb(proc.pid)
+        job_list = [services.make_job(world, n) for n in numbers]
+        started = time.monotonic()
+        with _Peak(proc.pid) as peak:
+            for job in job_list:
+                queue.submit(job)
+            ids = {job.delivery_id for job in job_list}
+            _wait(f"{jobs} reviews", lambda: ids <= set(_outcomes(log)), 300, proc, log)
+            seconds = time.monotonic() - started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    done = _outcomes(log)
+    return Measured(
+        pool=pool,
+        jobs=jobs,
+        concurrency=concurrency,
+        seconds=seconds,
+        ideal_seconds=math.ceil(jobs / concurrency) * sum(model),
+        rss_mb=peak.rss / 1024,
+        pss_mb=peak.pss / 1024,
+        idle_rss_mb=idle_rss / 1024,
+        posted=sum(1 for d in ids if done.get(d) == "posted"),
+    )
+
+
+def _rows(m: Measured, recommended: bool) -> list[Row]:
+    where = f"worker, {m.pool} x{m.concurrency}{' (README)' if recommended else ''}"
+    rows = [
+        row(f"{where}: {m.jobs} reviews at once", m.per_minute, "reviews/min/process"),
+        row(f"{where}: share of the model-bound ideal", round(100 * m.efficiency, 1), "%"),
+        row(f"{where}: memory held at peak (RSS, all processes)", m.rss_mb, "MB"),
+        row(f"{where}: memory held at peak (PSS, all processes)", m.pss_mb, "MB"),
+        row(f"{where}: memory between reviews (RSS, after one)", m.idle_rss_mb, "MB"),
+    ]  # fmt: skip
+    if m.posted != m.jobs:
+        rows.append(row(f"{where}: reviews posted", m.posted, "", f"{m.jobs}", False))
+    return rows
+
+
+def run(quick: bool = False) -> list[Row]:
+    services = tests_module("services")
+    load = QUICK if quick else FULL
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gitneural-bench-worker-") as tmp:
+        root = Path(tmp)
+        with services.app_world(root / "world") as world:
+            world.think, world.stream = load.silent, load.stream
+            for pool in ("threads", "prefork"):
+                m = measure(world, root / pool, pool, load.jobs, load.concurrency)
+                rows += _rows(m, recommended=pool == "threads")
+    model = load.silent + load.stream
+    rows.insert(0, row("worker: K3 stub per review (silent, then 62 tokens/s)", model, "s"))
+    return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(run))
