@@ -106,7 +106,10 @@ def test_a_lost_answer_to_the_review_post_is_retried_later_and_found_not_reposte
         assert assert_not_lost(w, second) == "posted"
         methods = [r.method for r in w.gh.requests(path=REVIEWS)]
         assert len(w.stub.chat_requests) == 1
+        [check] = w.check_runs()
     assert methods == ["GET", "POST", "GET", "GET"]
+    # The run the first attempt paused now says what happened, not "will try again".
+    assert check["output"]["title"] == "Review posted"
 
 
 # -- rate limits ----------------------------------------------------------------------

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
-from bot.gh.checks import Check, CheckOutput, unfinished_checks
+from bot.gh.checks import PAUSED_TITLE, Check, CheckOutput, unfinished_checks
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
 from bot.gh.pulls import (
@@ -100,7 +100,7 @@ def run_review_job(
         outcome = run.run()
     except GitNeuralError as exc:
         if getattr(exc, "transient", False):
-            run.close("neutral", "GitNeural will try again", f"Paused: {exc}")
+            run.close("neutral", PAUSED_TITLE, f"Paused: {exc}")
             log.warning("%s: transient failure, retried later: %s", run.name, exc)
             raise TransientJobError(str(exc), getattr(exc, "retry_after", None)) from exc
         outcome = run.fail(exc)
@@ -239,18 +239,23 @@ class _JobRun:
             if not same_job and (self.job.trigger not in AUTOMATIC or marker.head != head_sha):
                 continue
             if same_job or marker.trigger == self.job.trigger:
-                self._finish_stale_checks(marker.head, marker.conclusion, review)
+                paused_by = self.job.delivery_id if same_job else None
+                self._finish_stale_checks(marker.head, marker.conclusion, review, paused_by)
                 return JobOutcome("posted", review.id, "already posted")
             return JobOutcome(
                 "nothing-new", review.id, f"{head_sha[:12]} was already reviewed ({marker.trigger})"
             )
         return None
 
-    def _finish_stale_checks(self, head_sha: str, conclusion: str, review: PostedReview) -> None:
-        """A worker killed after posting left its check run in progress: complete it."""
+    def _finish_stale_checks(
+        self, head_sha: str, conclusion: str, review: PostedReview, paused_by: str | None
+    ) -> None:
+        """A worker killed after posting left its check run in progress, or this job's
+        first run paused it, not knowing its review had landed: complete it."""
         try:
             repo = lazy_repo(self.gh, self.job.repo)
-            for check in unfinished_checks(repo, head_sha, self.ctx.creds.app_id):
+            app_id = self.ctx.creds.app_id
+            for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
                 summary = f"[Review posted]({review.html_url})." if review.html_url else ""
                 check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))
         except GitHubError as exc:

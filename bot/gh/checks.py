@@ -23,6 +23,8 @@ from bot.render.sanitize import sanitize_markdown, terminal_text
 from bot.review.types import Finding, Severity
 
 CHECK_NAME = "GitNeural"
+#: The title of a run a job left for its retry (a transient failure).
+PAUSED_TITLE = "GitNeural will try again"
 MAX_ANNOTATIONS = 50
 MAX_OUTPUT = 65_535
 _TITLE_MAX = 255
@@ -151,14 +153,27 @@ class Check:
             fresh_read(edit, "completing the GitNeural check run", self._on_401)
 
 
-def unfinished_checks(repo: Repository, head_sha: str, app_id: int) -> list[Check]:
-    """GitNeural check runs on ``head_sha`` left ``in_progress`` (a worker died)."""
+def _unfinished(run: CheckRun, paused_by: str | None) -> bool:
+    # Attributes, not raw_data: the listing holds them, raw_data would cost a request.
+    if run.status != "completed":
+        return True
+    # Paused for a retry that then found the review posted (its POST's answer was lost).
+    if paused_by is None or run.external_id != paused_by[:100]:
+        return False
+    return run.output is not None and run.output.title == PAUSED_TITLE
+
+
+def unfinished_checks(
+    repo: Repository, head_sha: str, app_id: int, *, paused_by: str | None = None
+) -> list[Check]:
+    """GitNeural check runs on ``head_sha`` left ``in_progress`` (a worker died), and
+    the one the job with external id ``paused_by`` left paused for its retry."""
     with github_errors("listing check runs"):
         runs = repo.get_commit(head_sha).get_check_runs(check_name=CHECK_NAME)
         return [
             Check(run)
             for run in runs
             if run.name == CHECK_NAME
-            and run.status != "completed"
+            and _unfinished(run, paused_by)
             and int((run.raw_data.get("app") or {}).get("id") or 0) == app_id
         ]
