@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fakegithub import FakeGitHub
-from jobrunutil import REPO, World
+from jobrunutil import World
 
 from bot.jobs import ReviewJob
 from workers.jobrun import JobOutcome, TransientJobError, run_review_job
@@ -83,16 +83,3 @@ def failure_summary(w: World) -> str:
 def with_llm(w: World, **changes: Any) -> None:
     """Change the worker's model settings (retries, backoff) for the next jobs."""
     w.ctx.llm = dataclasses.replace(w.ctx.llm, **changes)
-
-
-__all__ = [
-    "REPO",
-    "TRACEBACK_SIGNS",
-    "assert_no_traceback",
-    "assert_not_lost",
-    "failure_summary",
-    "run",
-    "sent_texts",
-    "strings",
-    "with_llm",
-]

@@ -54,11 +54,10 @@ def check_consistent(diff: Diff) -> None:
 
 def check_commentable(file: FileDiff) -> None:
     for side in SIDES:
-        in_hunks = {
-            (ln.new_no if side == "RIGHT" else ln.old_no)
-            for hunk in file.hunks
-            for ln in hunk.lines
-        } - {None}
+        numbers = (
+            ln.new_no if side == "RIGHT" else ln.old_no for h in file.hunks for ln in h.lines
+        )
+        in_hunks = {n for n in numbers if n is not None}
         assert file.lines_on(side) == in_hunks
         probe = sorted(in_hunks | {0, 1, 2, max(in_hunks, default=0) + 1})[:40]
         for line in probe:

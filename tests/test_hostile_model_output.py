@@ -388,6 +388,7 @@ def test_a_hostile_review_is_posted_neutralised_and_accepted_by_github(tmp_path:
     for comment in review["comments"]:
         judge(comment["body"], marker=False)
     marker = parse_marker(review["body"])
+    assert marker is not None
     assert marker == Marker(
         job.head_sha or "", "opened", job.delivery_id, None, "neutral", marker.fingerprints
     )

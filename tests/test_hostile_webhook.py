@@ -172,7 +172,8 @@ def test_repository_names_and_ids_github_never_sends_are_refused(
 
 
 def test_a_review_command_comment_id_out_of_range_is_refused(target: Target) -> None:
-    body = json.dumps(comment("/review", **{"comment.id": 2**64})).encode()
+    changes: dict[str, Any] = {"comment.id": 2**64}
+    body = json.dumps(comment("/review", "OWNER", **changes)).encode()
     assert target.post("issue_comment", body)[0] == 400
 
 
