@@ -76,9 +76,11 @@ class ModelOutputError(ModelError):
 
 
 class ModelTimeoutError(ModelError):
-    """The review's time budget ran out before the model answered."""
+    """The review's time budget ran out before the model answered.
 
-    transient = True
+    Not transient: the same review would most likely run out of time again, so it is
+    reported once (check run, hook warning) rather than retried for hours.
+    """
 
 
 class GitHubError(GitNeuralError):

@@ -20,7 +20,7 @@ from faultutil import assert_not_lost, failure_summary, run, with_llm
 from jobrunutil import PLANTED_BUG, REPO, job_world, submit
 from k3stub import Reply
 
-from workers.jobrun import TransientJobError
+from workers.jobrun import JobOutcome, TransientJobError
 
 #: The 504 page a proxy in front of K3 answers with: never shown to a PR as HTML.
 HTML_SIGNS = ("<html", "<center>", "nginx")
@@ -205,16 +205,18 @@ def test_reasoning_leaked_into_content_is_still_parsed(tmp_path: Path) -> None:
     [Reply(content="late", delay=5), Reply(content="late", think_seconds=5)],
     ids=["silent-server", "still-streaming"],
 )
-def test_an_answer_after_the_time_budget_pauses_the_review(tmp_path: Path, late: Reply) -> None:
+def test_an_answer_after_the_time_budget_fails_the_review_once(
+    tmp_path: Path, late: Reply
+) -> None:
+    """Out of time is reported once, not retried: the same review would run out again."""
     with job_world(tmp_path) as w:
         w.ctx.review_seconds = 0.6
         w.stub.push(late, good())
         started = time.monotonic()
         result = run(w)
         elapsed = time.monotonic() - started
-        assert assert_not_lost(w, result) == "retry"
-        [check] = w.check_runs()
-    assert isinstance(result, TransientJobError)
-    assert "time budget" in str(result)
-    assert "time budget" in check["output"]["summary"]
+        assert assert_not_lost(w, result) == "failed"
+        assert "time budget" in failure_summary(w)
+        assert w.reviews() == []
+    assert isinstance(result, JobOutcome) and result.status == "failed"
     assert elapsed < 4  # stopped at the budget, not when the model finished
