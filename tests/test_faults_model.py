@@ -20,7 +20,7 @@ from faultutil import assert_not_lost, failure_summary, run, with_llm
 from jobrunutil import PLANTED_BUG, REPO, job_world, submit
 from k3stub import Reply
 
-from workers.jobrun import JobOutcome, TransientJobError
+from workers.jobrun import JobOutcome
 
 #: The 504 page a proxy in front of K3 answers with: never shown to a PR as HTML.
 HTML_SIGNS = ("<html", "<center>", "nginx")
