@@ -105,11 +105,9 @@ def test_a_burst_of_1000_deliveries_for_50_prs(broker: str, tmp_path: Path) -> N
     assert result.problems() == []
     statuses = Counter((a.status, a.answer) for a in result.answers)
     assert statuses == {(202, "queued"): 800, (200, "duplicate"): 200}
-    # Not vacuous: heads were reviewed while newer ones kept coming, and many queued jobs
-    # of older heads were superseded.
+    # Not vacuous: older heads were reviewed too, while newer ones kept coming.
     reviews = sum(result.reviews_per_head().values())
-    assert 50 < reviews < 750
-    assert result.outcomes["superseded"] > 0
+    assert reviews > plan.prs
     print(
         f"\n{broker}: burst {result.burst_seconds:.0f} s, settled {result.settle_seconds:.0f} s "
         f"later; answers p50 {result.percentile(50) * 1000:.0f} ms, p99 "
