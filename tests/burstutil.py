@@ -4,18 +4,20 @@
         result = rig.run(BurstPlan())            # gitneural serve + a second worker
         assert result.problems() == []
 
-The App runs as deployed on one machine: ``gitneural serve --workers 2`` (gunicorn with
-two web workers, the embedded SQLite broker and its review worker) plus one more
-``gitneural worker -Q reviews`` on the same data directory, so two worker processes
-compete for every PR. The fake GitHub and the K3 stub (answering at once) run in
-processes of their own, so the load generator here measures the App, not its neighbours.
+The App runs as deployed. ``broker="sqlite"`` (one machine): ``gitneural serve --workers
+2`` (gunicorn with two web workers, the embedded SQLite broker and its review worker) plus
+one more ``gitneural worker -Q reviews`` on the same data directory; ``"redis"``:
+``gitneural serve --workers 2`` for the web only and two ``gitneural worker`` processes.
+Either way two worker processes compete for every PR. The fake GitHub and the K3 stub
+(answering at once) run in processes of their own, so the sender measures the App, not
+its neighbours.
 
-The plan: ``prs`` pull requests; round 0 delivers ``opened`` for each, every later round
-pushes a new head to each PR on the fake GitHub and then delivers its ``synchronize``.
-Some synchronize events are sent again for the same head with a new delivery id (GitHub
-repeating an event), and ``redeliveries`` deliveries are sent again with the same id and
-body, half at once (racing the original) and half rounds later. Deliveries of a round
-go out over ``concurrency`` connections, one request per connection, as GitHub's do.
+The plan (``burstcheck.BurstPlan``): ``prs`` pull requests; round 0 delivers ``opened``
+for each, every later round pushes a new head to each PR on the fake GitHub and then
+delivers its ``synchronize`` (``burstsend``). Some synchronize events are sent again for
+the same head with a new delivery id (GitHub repeating an event), and ``redeliveries``
+deliveries are sent again with the same id and body, half racing their original and
+half rounds later. The result is checked by ``burstcheck.BurstResult.problems``.
 """
 
 from __future__ import annotations
@@ -23,18 +25,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import os
-import random
 import re
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from burstcheck import BurstPlan, BurstResult
+from burstsend import Sender
 from fakegithub import FakeGitHubClient
 from services import (
     CONFIG,
@@ -51,156 +52,12 @@ from services import (
     unique_prefix,
     wait_for,
 )
-from webutil import SECRET, headers_for, http_get, variant
+from webutil import SECRET, http_get
 
 TESTS = Path(__file__).resolve().parent
-#: GitHub's limit for a webhook answer.
-ANSWER_LIMIT = 10.0
 OUTCOME = re.compile(r"review job delivery=(\S+) .* outcome=(\S+) review=")
 PULL_PATH = re.compile(rf"/repos/{REPO}/pulls/(\d+)")
 REVIEWS_PATH = re.compile(rf"/repos/{REPO}/pulls/(\d+)/reviews")
-
-
-@dataclass(frozen=True)
-class BurstPlan:
-    prs: int = 50
-    #: Heads per PR: ``opened``, then ``rounds - 1`` pushes with their ``synchronize``.
-    rounds: int = 15
-    #: ``synchronize`` sent again for the same head with a new delivery id.
-    repeats: int = 50
-    #: Deliveries sent again with the same ``X-GitHub-Delivery`` and body.
-    redeliveries: int = 200
-    concurrency: int = 16
-    #: Seconds from one round's start to the next: workers review heads in between, so
-    #: new heads arrive while reviews of older ones run.
-    round_gap: float = 3.0
-    seed: int = 7
-    #: Seconds to wait after the burst for every queued job to end.
-    settle_timeout: float = 240.0
-
-    @property
-    def total(self) -> int:
-        return self.prs * self.rounds + self.repeats + self.redeliveries
-
-
-@dataclass(frozen=True)
-class Delivery:
-    id: str
-    kind: str  # opened | synchronize | repeat | redelivery
-    pr: int
-    head: str
-    body: bytes
-
-
-@dataclass
-class Answer:
-    delivery: Delivery
-    status: int | None
-    answer: str | None
-    latency: float
-
-
-@dataclass(frozen=True)
-class Push:
-    pr: int
-    sha: str
-    started: float
-    done: float
-
-
-@dataclass
-class BurstResult:
-    plan: BurstPlan
-    answers: list[Answer]
-    pushes: list[Push]
-    #: Per PR: the head it started with, then its later heads in order.
-    heads: dict[int, list[str]]
-    outcomes: Counter[str]
-    #: Per PR: the commit of every review posted, with the POST's time.
-    reviews: dict[int, list[tuple[str, float]]]
-    #: Per PR: (sent, answered) times of every read of the PR (``GET pulls/N``).
-    reads: dict[int, list[tuple[float, float]]]
-    burst_seconds: float
-    settle_seconds: float
-    forbidden: int
-    #: GitNeural check runs left ``in_progress`` after every job ended.
-    unfinished_checks: int
-    log_errors: list[str] = field(default_factory=list)
-
-    # -- measures ------------------------------------------------------------------------
-
-    def latencies(self) -> list[float]:
-        return sorted(a.latency for a in self.answers if a.status is not None)
-
-    def percentile(self, q: float) -> float:
-        """Nearest-rank percentile (0..100) of the answered deliveries' latencies, in s."""
-        values = self.latencies()
-        rank = max(1, math.ceil(q / 100 * len(values)))
-        return values[min(rank, len(values)) - 1]
-
-    def reviews_per_head(self) -> Counter[tuple[int, str]]:
-        return Counter((pr, sha) for pr, posted in self.reviews.items() for sha, _ in posted)
-
-    def stale_reviews(self) -> list[str]:
-        """Reviews of a head that was not the PR's head when the job last read the PR."""
-        stale = []
-        for pr, posted in self.reviews.items():
-            windows = self._head_windows(pr)
-            for sha, when in posted:
-                before = [r for r in self.reads.get(pr, []) if r[1] <= when]
-                if not before:
-                    stale.append(f"PR {pr}: review of {sha[:12]} without a read of the PR")
-                    continue
-                sent, answered = max(before, key=lambda r: r[1])
-                start, end = windows.get(sha, (0.0, -1.0))
-                if not (start <= answered and sent <= end):
-                    stale.append(f"PR {pr}: {sha[:12]} was not the head when it was reviewed")
-        return stale
-
-    def _head_windows(self, pr: int) -> dict[str, tuple[float, float]]:
-        """When each head may have been the PR's head (widened by the push's own time)."""
-        pushes = [p for p in self.pushes if p.pr == pr]
-        shas = self.heads[pr]
-        starts = [float("-inf")] + [p.started for p in pushes]
-        ends = [p.done for p in pushes] + [float("inf")]
-        return {sha: (starts[i], ends[i]) for i, sha in enumerate(shas)}
-
-    def problems(self) -> list[str]:
-        """Every broken promise of the burst, in words; ``[]`` when all hold."""
-        found = []
-        unanswered = [a for a in self.answers if a.status is None]
-        not_2xx = [a for a in self.answers if a.status is not None and not 200 <= a.status < 300]
-        late = [a for a in self.answers if a.latency >= ANSWER_LIMIT]
-        if len(self.answers) != self.plan.total:
-            found.append(f"{len(self.answers)} deliveries sent, {self.plan.total} planned")
-        if unanswered or not_2xx or late:
-            found.append(
-                f"{len(unanswered)} unanswered, {len(not_2xx)} not 2xx "
-                f"({Counter(a.status for a in not_2xx)}), {len(late)} slower than 10 s"
-            )
-        queued: Counter[str] = Counter(a.delivery.id for a in self.answers if a.status == 202)
-        ids = {a.delivery.id for a in self.answers}
-        twice = [i for i in ids if queued[i] > 1]
-        never = [i for i in ids if queued[i] == 0]
-        if twice or never:
-            found.append(f"delivery ids queued twice: {twice[:5]}, never: {never[:5]}")
-        if self.outcomes["failed"]:
-            found.append(f"{self.outcomes['failed']} job(s) failed: {self.log_errors[:3]}")
-        doubles = [
-            f"PR {pr} {sha[:12]}" for (pr, sha), n in self.reviews_per_head().items() if n > 1
-        ]
-        if doubles:
-            found.append(f"heads reviewed more than once: {doubles[:5]}")
-        newest = [pr for pr, heads in self.heads.items() if heads[-1] not in
-                  {sha for sha, _ in self.reviews.get(pr, [])}]  # fmt: skip
-        if newest:
-            found.append(f"PRs whose newest head has no review: {newest[:10]}")
-        found += self.stale_reviews()[:5]
-        if self.unfinished_checks:
-            found.append(f"{self.unfinished_checks} check run(s) left in progress")
-        if self.forbidden:
-            found.append(f"{self.forbidden} request(s) wrote to a repository or approved")
-        return found
 
 
 # -- the processes ----------------------------------------------------------------------
@@ -335,7 +192,7 @@ class BurstRig:
     def _burst(
         self, plan: BurstPlan, pulls: list[int], port: int, procs: list[GitNeuralProcess]
     ) -> BurstResult:
-        sender = _Sender(self, plan, pulls, port)
+        sender = Sender(self.gh, self.branches, plan, pulls, port)
         started = time.monotonic()
         answers = asyncio.run(sender.burst())
         burst_seconds = time.monotonic() - started
@@ -389,129 +246,6 @@ def _healthy(port: int) -> bool:
         return http_get(f"127.0.0.1:{port}", "/healthz").status == 200
     except OSError:
         return False
-
-
-# -- the burst --------------------------------------------------------------------------
-
-
-class _Sender:
-    def __init__(self, rig: BurstRig, plan: BurstPlan, pulls: list[int], port: int) -> None:
-        self.rig, self.plan, self.pulls, self.port = rig, plan, pulls, port
-        self.random = random.Random(plan.seed)
-        self.heads = {n: [rig.gh.head_sha(REPO, n)] for n in pulls}
-        self.pushes: list[Push] = []
-        self.sent: list[Delivery] = []
-        self._ids = 0
-        # Which (round, PR) repeat their synchronize, and when redeliveries go out.
-        later = [(r, n) for r in range(1, plan.rounds) for n in pulls]
-        self.repeat_at = set(self.random.sample(later, plan.repeats))
-        self.redeliver_at: dict[int, int] = Counter(
-            self.random.randrange(plan.rounds) for _ in range(plan.redeliveries)
-        )
-
-    def _delivery(self, kind: str, pr: int, head: str) -> Delivery:
-        self._ids += 1
-        action = "opened" if kind == "opened" else "synchronize"
-        fixture = f"pull_request.{action}.payload.json"
-        payload = variant(
-            fixture,
-            **{
-                "action": action,
-                "number": pr,
-                "pull_request.number": pr,
-                "pull_request.head.sha": head,
-                "pull_request.draft": False,
-                "repository.full_name": REPO,
-                "installation.id": 1,
-            },
-        )
-        if action == "synchronize":
-            payload["after"] = head
-        body = json.dumps(payload).encode()
-        return Delivery(f"burst-{self._ids:05d}-{os.getpid()}", kind, pr, head, body)
-
-    def _push(self, pr: int, round_: int) -> None:
-        started = time.time()
-        files = {"people.py": PLANTED + f"\n\ndef step_{round_}():\n    return {round_}\n"}
-        sha = self.rig.gh.push(REPO, self.rig.branches[pr], files, f"Step {round_}")
-        self.pushes.append(Push(pr, sha, started, time.time()))
-        self.heads[pr].append(sha)
-
-    def _round(self, round_: int) -> list[Delivery]:
-        """The deliveries of one round (its pushes are done), shuffled."""
-        batch = []
-        for pr in self.pulls:
-            head = self.heads[pr][-1]
-            batch.append(self._delivery("opened" if round_ == 0 else "synchronize", pr, head))
-            if (round_, pr) in self.repeat_at:
-                batch.append(self._delivery("repeat", pr, head))
-        self.random.shuffle(batch)
-        # Redeliveries: half race their original in this round, half are of earlier ones.
-        out = list(batch)
-        for _ in range(self.redeliver_at.get(round_, 0)):
-            if self.sent and self.random.random() < 0.5:
-                original = self.random.choice(self.sent)
-            else:
-                original = self.random.choice(batch)
-            copy = Delivery(original.id, "redelivery", original.pr, original.head, original.body)
-            out.insert(self.random.randrange(len(out) + 1), copy)
-        self.sent += batch
-        return out
-
-    async def burst(self) -> list[Answer]:
-        answers: list[Answer] = []
-        queue: asyncio.Queue[Delivery | None] = asyncio.Queue()
-
-        async def client() -> None:
-            while (delivery := await queue.get()) is not None:
-                answers.append(await self._send(delivery))
-
-        clients = [asyncio.create_task(client()) for _ in range(self.plan.concurrency)]
-        pool = asyncio.Semaphore(4)
-
-        async def push(pr: int, round_: int) -> None:
-            async with pool:
-                await asyncio.to_thread(self._push, pr, round_)
-
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        for round_ in range(self.plan.rounds):
-            await asyncio.sleep(max(0.0, began + round_ * self.plan.round_gap - loop.time()))
-            if round_:
-                # The pushes of this round, while the senders still drain the last one.
-                await asyncio.gather(*(push(pr, round_) for pr in self.pulls))
-            for delivery in self._round(round_):
-                queue.put_nowait(delivery)
-        for _ in clients:
-            queue.put_nowait(None)
-        await asyncio.gather(*clients)
-        return answers
-
-    async def _send(self, delivery: Delivery) -> Answer:
-        headers = headers_for("pull_request", delivery.body, delivery=delivery.id)
-        lines = ["POST /webhook HTTP/1.1", f"Host: 127.0.0.1:{self.port}"]
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        lines += [f"Content-Length: {len(delivery.body)}", "Connection: close", "", ""]
-        request = "\r\n".join(lines).encode("latin-1") + delivery.body
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(ANSWER_LIMIT * 3):
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                try:
-                    writer.write(request)
-                    reply = await reader.read()
-                finally:
-                    writer.close()
-        except (OSError, TimeoutError):
-            return Answer(delivery, None, None, time.perf_counter() - started)
-        latency = time.perf_counter() - started
-        head, _, body = reply.partition(b"\r\n\r\n")
-        try:
-            status = int(head[9:12])
-            answer = json.loads(body).get("status")
-        except ValueError:
-            return Answer(delivery, None, None, latency)
-        return Answer(delivery, status, answer, latency)
 
 
 # -- the K3 stub's process --------------------------------------------------------------

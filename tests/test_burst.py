@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from burstutil import Answer, BurstPlan, BurstResult, BurstRig, Delivery, Push
+from burstcheck import Answer, BurstPlan, BurstResult, Delivery, Push
+from burstutil import BurstRig
 
 # ---- the checks catch what they must ---------------------------------------------------
 
