@@ -22,9 +22,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
-import struct
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,12 +45,16 @@ from services import (
     wait_for,
     worker_ready,
 )
+from tcpproxy import CuttableProxy
 from webutil import encode, headers_for, http_get, http_post
 
 from workers.app import create_celery
 from workers.locks import pr_key
 from workers.queue import CeleryJobQueue
 from workers.settings import WorkerSettings
+
+# Each waits out a visibility timeout or restarts processes: seconds each, not milliseconds.
+pytestmark = pytest.mark.slow
 
 #: Short limits so a message held by a dead worker is redelivered within seconds.
 FAST_REDELIVERY = {
@@ -103,75 +104,6 @@ def deployment(
     finally:
         if client is not None:
             drop_redis_keys(client, prefix)
-
-
-class CuttableProxy:
-    """A TCP proxy on 127.0.0.1 in front of Redis. :meth:`cut` resets every connection
-    through it and refuses new ones (accepted, then reset at once) until
-    :meth:`restore`: the network between a worker and its broker failing, while the
-    shared Redis server itself runs on for everyone else."""
-
-    def __init__(self, upstream: tuple[str, int]) -> None:
-        self.upstream = upstream
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self._listener.getsockname()[1]
-        self._open = threading.Event()
-        self._open.set()
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self.cuts = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            if not self._open.is_set():
-                _reset(client)
-                continue
-            try:
-                server = socket.create_connection(self.upstream, timeout=5)
-            except OSError:
-                _reset(client)
-                continue
-            server.settimeout(None)
-            with self._lock:
-                self._sockets += [client, server]
-            for src, dst in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                dst.sendall(data)
-        for sock in (src, dst):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def cut(self) -> None:
-        self._open.clear()
-        with self._lock:
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            _reset(sock)
-        self.cuts += 1
-
-    def restore(self) -> None:
-        self._open.set()
-
-    def close(self) -> None:
-        self.cut()
-        self._listener.close()
-
-
-def _reset(sock: socket.socket) -> None:
-    # SO_LINGER 0: close with a TCP reset, as a failed link or a restarted NAT does.
-    with contextlib.suppress(OSError):
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.shutdown(socket.SHUT_RDWR)
-    sock.close()
 
 
 # ---- SIGKILL mid-review --------------------------------------------------------------
