@@ -19,6 +19,7 @@ from bot.review.core import plan_review, review
 from bot.review.nearest import nearest_files
 from bot.review.related import RelatedLimits, changed_names, used_names
 from bot.review.types import Placement, Severity
+from bot.snapshots import IndexSnapshot
 
 TOKEN = "ghp_" + "R8mK2vQ9xL4tZ7wB1nC5yH3jD6fG0sP2aE8u"[:36]
 
@@ -326,6 +327,9 @@ def test_nearest_files_come_first_same_directory_then_up_then_down(
     assert sizes["pkg/core/sizes.py"] == len(_caller("near").encode())
     # Without a change the walk starts at the root.
     assert next(nearest_files(head, []))[0] == "aaa/far0.py"
+    # The staged snapshot (the hook's) lists the same files in the same order.
+    staged = IndexSnapshot(spread)
+    assert [path for path, _ in nearest_files(staged, ["pkg/core/shapes.py"])] == order
 
 
 def test_related_search_reads_nearest_files_first_within_a_byte_bound(

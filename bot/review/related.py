@@ -28,22 +28,19 @@ first); the text is bounded in tokens.
 
 from __future__ import annotations
 
-import functools
-import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import regex
 
 from bot.errors import GitNeuralError
 from bot.review.budget import estimate_tokens
 from bot.review.change import Snapshot
 from bot.review.diff import FileDiff, decode_text
+from bot.review.name_probe import NameProbe
 from bot.review.nearest import nearest_files
 from bot.review.redact import redact_text
 from bot.review.symbols import add_name, changed_names, used_names
-from bot.review.tool_search import definition_pattern, is_binary
+from bot.review.tool_search import is_binary
 from bot.review.tools import RepoTools
 
 __all__ = ["RelatedFinder", "RelatedLimits", "changed_names", "used_names"]
@@ -89,51 +86,6 @@ class _Sites:
     mentions: int = 0
 
 
-@functools.lru_cache(maxsize=1024)
-def _definition_pattern(name: str) -> regex.Pattern[str]:
-    # Compiling one takes about 10 ms; a worker reviewing one repository again and again
-    # meets the same names.
-    return definition_pattern(name)[1]
-
-
-class _Probe:
-    """How one name is looked for: bytes that must occur, then words on lines.
-
-    ``calls``: its callers are wanted (a changed name); ``definitions``: its definitions
-    are (a used name). Only what is wanted is classified, so the costly definition
-    pattern runs on every mention of a used name but only on the calls of a changed one.
-    """
-
-    def __init__(self, name: str, *, calls: bool = True, definitions: bool = True) -> None:
-        escaped = re.escape(name)
-        self.name = name
-        self.calls = calls
-        self.definitions = definitions
-        self.needle = name.encode()
-        # The look-behind is checked by hand (see ``mentions``): a pattern that starts with
-        # the name is found by re's fast literal search, one with a look-behind is tried
-        # at every position, thirty times slower.
-        self.word = re.compile(rf"{escaped}(?![\w$])")
-        # No space before "(": calls in code, not "a width (in cells)" in prose.
-        self.call = re.compile(rf"(?<![\w$]){escaped}\(")
-        self._definition: regex.Pattern[str] | None = None
-
-    def mentions(self, text: str) -> Iterator[int]:
-        """Offsets where the name occurs as a whole word (not inside a longer name)."""
-        for match in self.word.finditer(text):
-            at = match.start()
-            # What ``\w`` means to re: alphanumeric (str.isalnum) or "_".
-            if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_$"):
-                yield at
-
-    @property
-    def definition(self) -> regex.Pattern[str]:
-        """The tools' definition pattern, compiled on first use (it takes milliseconds)."""
-        if self._definition is None:
-            self._definition = _definition_pattern(self.name)
-        return self._definition
-
-
 @dataclass
 class _Wanted:
     """One prompt's names, and the diff lines it already shows."""
@@ -150,7 +102,7 @@ class RelatedFinder:
         self._head = head
         self.limits = limits or RelatedLimits()
         self._tools = RepoTools(head)
-        #: Set when the walk stopped early (time or file cap): results are partial.
+        #: Set when the walk stopped early (byte, file or time bound): results are partial.
         self.partial = False
 
     def contexts(self, groups: Sequence[Sequence[FileDiff]], rooms: Sequence[int]) -> list[str]:
@@ -165,7 +117,7 @@ class RelatedFinder:
         changed = {n for w in wanted.values() for n in w.changed}
         used = {n for w in wanted.values() for n in w.used}
         probes = [
-            _Probe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
+            NameProbe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
         ]
         changed_paths = [f.path for i in served for f in groups[i]]
         sites = self._scan(probes, changed_paths)
@@ -198,7 +150,7 @@ class RelatedFinder:
 
     # -- the walk ------------------------------------------------------------------------
 
-    def _scan(self, probes: list[_Probe], near: Sequence[str]) -> dict[str, _Sites]:
+    def _scan(self, probes: list[NameProbe], near: Sequence[str]) -> dict[str, _Sites]:
         limits = self.limits
         sites = {p.name: _Sites() for p in probes}
         if not probes:
@@ -234,7 +186,7 @@ class RelatedFinder:
         self,
         path: str,
         text: str,
-        probes: list[_Probe],
+        probes: list[NameProbe],
         sites: dict[str, _Sites],
         deadline: float,
     ) -> None:
