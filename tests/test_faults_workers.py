@@ -132,6 +132,9 @@ def test_sigkill_mid_review_on_redis_is_redelivered_and_posted_once(
         assert status == "posted"
         [review] = world.reviews(number)
         assert str(review["id"]) == review_id and review["commit_id"] == job.head_sha
+        # The killed worker's check run was carried on, not left "in progress".
+        [check] = world.gh.check_runs(REPO, job.head_sha)
+        assert check["status"] == "completed" and check["conclusion"] is not None
 
 
 # ---- SIGKILL right after posting -----------------------------------------------------

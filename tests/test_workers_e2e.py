@@ -209,6 +209,9 @@ def test_a_review_held_by_a_killed_worker_is_redelivered_and_posted_once(
         world.think = 0.0
     assert status == "posted"
     assert len(world.reviews(number)) == 1
+    # The redelivered job carried on the killed worker's check run: one, completed.
+    [check] = world.gh.check_runs(REPO, job.head_sha)
+    assert check["status"] == "completed" and check["conclusion"] is not None
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])

@@ -94,8 +94,14 @@ def run_review_job(
     ctx: WorkerContext,
     *,
     still_current: Callable[[str], bool] = lambda head_sha: True,
+    redelivered: bool = False,
 ) -> JobOutcome:
-    run = _JobRun(job, ctx, still_current)
+    """Review ``job``'s pull request and post the result.
+
+    ``redelivered``: the broker handed this job out before (its worker died), so a check
+    run it left in progress is carried on rather than a second one started.
+    """
+    run = _JobRun(job, ctx, still_current, redelivered)
     try:
         outcome = run.run()
     except GitNeuralError as exc:
@@ -133,9 +139,14 @@ def add_eyes_reaction(job: ReviewJob, ctx: WorkerContext) -> None:
 
 class _JobRun:
     def __init__(
-        self, job: ReviewJob, ctx: WorkerContext, still_current: Callable[[str], bool]
+        self,
+        job: ReviewJob,
+        ctx: WorkerContext,
+        still_current: Callable[[str], bool],
+        redelivered: bool = False,
     ) -> None:
         self.job, self.ctx, self.still_current = job, ctx, still_current
+        self.redelivered = redelivered
         self.gh = ctx.github(job.installation_id)
         self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
         self.pull: PullInfo | None = None
@@ -173,13 +184,7 @@ class _JobRun:
         gate = settings_gate(job, pull, mirror, refs)
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
-        self.check = Check.start(
-            lazy_repo(self.gh, job.repo),
-            pull.head_sha,
-            external_id=job.delivery_id,
-            summary=f"Reviewing `{pull.head_sha[:12]}` with Kimi K3.",
-            on_401=self._forget_token,
-        )
+        self.check = self._start_check(pull.head_sha)
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
         pc, result = review_change(self.ctx, job, pull, mirror, refs, gate, last, incremental)
@@ -214,6 +219,27 @@ class _JobRun:
         moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
         detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
         return JobOutcome("posted", posted.review_id, detail)
+
+    def _start_check(self, head_sha: str) -> Check:
+        repo = lazy_repo(self.gh, self.job.repo)
+        if self.redelivered:
+            # One more request, only on a redelivery: no orphan run left "in progress".
+            resumed = Check.resume(
+                repo,
+                head_sha,
+                external_id=self.job.delivery_id,
+                app_id=self.ctx.creds.app_id,
+                on_401=self._forget_token,
+            )
+            if resumed is not None:
+                return resumed
+        return Check.start(
+            repo,
+            head_sha,
+            external_id=self.job.delivery_id,
+            summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
+            on_401=self._forget_token,
+        )
 
     def _complete_posted(self, output: CheckOutput) -> None:
         """Complete the check run of a posted review.

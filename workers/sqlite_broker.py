@@ -149,13 +149,18 @@ class Channel(kombu_sqla.Channel):
             update(table)
             .where(table.c.id == oldest)
             .values(visible=False, timestamp=_utcnow(), version=table.c.version + 1)
-            .returning(table.c.id, table.c.payload)
+            .returning(table.c.id, table.c.payload, table.c.version)
         )
         with engine.begin() as conn:
             row = conn.execute(claim).first()
         if row is None:  # another consumer took it first
             raise Empty()
         payload: dict[str, Any] = loads(bytes_to_str(row.payload))
+        if row.version > 2:
+            # Claimed before (version 1 at publish, +1 per claim): its worker died or
+            # requeued it. Said the way kombu's Redis transport says it.
+            properties = payload.setdefault("properties", {})
+            properties.setdefault("delivery_info", {})["redelivered"] = True
         tag = payload.get("properties", {}).get("delivery_tag")
         if tag:
             self._rows[tag] = int(row.id)

@@ -255,7 +255,10 @@ def _run_locked(
         with guard:
             if job.comment_id is not None:
                 _ensure_eyes(job, ctx)
-            outcome = jobrun.run_review_job(job, ctx, still_current=still_current)
+            redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
+            outcome = jobrun.run_review_job(
+                job, ctx, still_current=still_current, redelivered=redelivered
+            )
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
             log.warning("review job %s interrupted by shutdown: requeued", describe(job))

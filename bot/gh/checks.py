@@ -125,6 +125,24 @@ class Check:
 
         return cls(fresh_read(create, "creating the GitNeural check run", on_401), on_401)
 
+    @classmethod
+    def resume(
+        cls,
+        repo: Repository,
+        head_sha: str,
+        *,
+        external_id: str,
+        app_id: int,
+        on_401: Callable[[], None] | None = None,
+    ) -> Check | None:
+        """The run a killed worker left ``in_progress`` for this job (same external id),
+        to carry on with instead of starting a second one; None if there is none."""
+        for check in unfinished_checks(repo, head_sha, app_id):
+            if check.run.status != "completed" and check.run.external_id == external_id[:100]:
+                check._on_401 = on_401
+                return check
+        return None
+
     def complete(self, out: CheckOutput) -> None:
         """Complete the run: one PATCH, plus one per further 50 annotations.
 
