@@ -331,6 +331,11 @@ def test_key_changed_in_the_middle_is_redacted_in_the_hunk(tmp_path: Path, rsa_p
     hunk_text = "\n".join(ln.text for f in redact_diff(diff) for h in f.hunks for ln in h.lines)
     assert _leaks(hunk_text, rsa_pem) == []
     assert lines[13].strip()[:20] not in hunk_text
+    # git names the hunk after the nearest column-0 line above it: here a key line.
+    [raw] = [h.section for f in diff for h in f.hunks]
+    assert _leaks(raw, rsa_pem), "the test needs a key line as the hunk's section"
+    [section] = [h.section for f in redact_diff(diff) for h in f.hunks]
+    assert _leaks(section, rsa_pem) == [] and "REDACTED" in section
     assert [ln.kind for f in diff for h in f.hunks for ln in h.lines].count("+") == 1
 
 

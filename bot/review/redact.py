@@ -202,9 +202,19 @@ def _hunk_text(hunk: Hunk) -> str:
     return "\n".join(line.text for line in hunk.lines)
 
 
+def _redact_section(section: str) -> str:
+    """git names a hunk after the nearest column-0 line above it: inside a private key
+    that is a bare base64 line, which no pattern catches without its BEGIN line."""
+    text = redact_text(section)[0]
+    for run in _BASE64_RUN.findall(text):
+        if any(c.isdigit() for c in run) and run.lower() != run and run.upper() != run:
+            return f"[REDACTED:{KEY_MATERIAL}]"
+    return text
+
+
 def _redact_hunk(hunk: Hunk) -> Hunk:
     spans = _scan(_hunk_text(hunk))
-    section = redact_text(hunk.section)[0] if hunk.section else hunk.section
+    section = _redact_section(hunk.section) if hunk.section else hunk.section
     if not spans:
         return hunk if section == hunk.section else dataclasses.replace(hunk, section=section)
     texts = _apply(_hunk_text(hunk), spans).split("\n")
