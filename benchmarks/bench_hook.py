@@ -52,7 +52,7 @@ GITNEURAL = str(Path(sys.executable).parent / "gitneural")
 _PHASES = """
 import json, time
 t0 = time.perf_counter()
-import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache, hooks.lazy_client
+import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache
 from bot.config import trusted_config
 from bot.review.core import plan_review
 from hooks.targets import open_repository, staged_target

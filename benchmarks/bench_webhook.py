@@ -10,7 +10,8 @@ settings for this 2-core machine. :mod:`benchmarks.loadgen` sends it signed
 - as fast as 8 clients can (the most deliveries per second each setting sustains);
 - at a steady 500 deliveries per second (the latency a sender at the target rate sees).
 
-The best setting is then measured with the Redis delivery log too, when Redis is up.
+The budgets are judged on ``gitneural serve``'s setting, which is then measured with the
+Redis delivery log too, when Redis is up; the others' top rates are shown for comparison.
 The load generator shares the machine's two cores with the server, so these numbers are
 a lower bound for a server with the machine to itself.
 
@@ -245,7 +246,9 @@ def run(quick: bool = False) -> list[Row]:
     settings = SETTINGS[:1] if quick else SETTINGS
     rate = 100.0 if quick else TARGET_RATE
     results = [measure(s, None, quick) for s in settings]
-    best = max(results, key=lambda m: m.saturated.rate)
+    # The budgets are judged on what the README documents: gitneural serve's setting.
+    # The other settings are shown for comparison.
+    best = results[0]
     rows = _rows(best, "SQLite", rate)
     if redis_up():
         rows += _rows(measure(best.setting, REDIS_URL, quick), "Redis", rate)

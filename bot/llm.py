@@ -3,8 +3,10 @@
 K3's rules (DESIGN.md, "Kimi K3 facts"): no sampling parameters, an explicit
 ``max_completion_tokens``, ``reasoning_effort`` at the top level, and preserved thinking:
 every assistant message goes back exactly as received (``AssistantTurn.message``).
-The openai SDK is imported only when a ``K3Client`` is made: ``import openai`` takes
-about 400 ms and the pre-commit hook must start fast.
+The openai SDK is imported only when the first request is sent: ``import openai`` takes
+about 400 ms, and the pre-commit hook must start fast and often needs no request at all
+(every file skipped, a cached result). A missing key is found then too, so a review with
+nothing to send needs no key; the CLI checks the key up front itself.
 """
 
 from __future__ import annotations
@@ -112,8 +114,6 @@ class K3Client:
     """
 
     def __init__(self, settings: LLMSettings) -> None:
-        import openai  # lazily: see the module docstring
-
         self.settings = settings
         self.model = settings.model
         self.effort: Effort = settings.effort
@@ -122,12 +122,28 @@ class K3Client:
         self._ctx = ErrorContext(settings.base_url, settings.model, settings.api_key)
         # The name the server gives reasoning, for answers that carry none.
         self._reasoning_field = "reasoning_content"
-        self._openai = openai.OpenAI(
-            api_key=settings.require_key(),
-            base_url=settings.base_url,
-            max_retries=0,  # retries are ours: by K3 error type, within the deadline
-            timeout=settings.request_timeout,
-        )
+        self._sdk: Any = None
+        self._sdk_lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        """Whether a request was attempted (the SDK was loaded)."""
+        return self._sdk is not None
+
+    @property
+    def _openai(self) -> Any:
+        with self._sdk_lock:  # parallel review groups share one client
+            if self._sdk is None:
+                key = self.settings.require_key()
+                import openai  # lazily: see the module docstring
+
+                self._sdk = openai.OpenAI(
+                    api_key=key,
+                    base_url=self.settings.base_url,
+                    max_retries=0,  # retries are ours: by K3 error type, within the deadline
+                    timeout=self.settings.request_timeout,
+                )
+            return self._sdk
 
     def complete(
         self,
@@ -140,6 +156,7 @@ class K3Client:
         on_progress: Callable[[Progress], None] | None = None,
         stream: bool = True,
     ) -> AssistantTurn:
+        self.settings.require_key()  # before the SDK is imported: no key, no wait
         started = time.monotonic()
         progress = ProgressEmitter(on_progress, started)
         last: RetryableFailure | None = None

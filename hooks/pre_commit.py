@@ -202,15 +202,13 @@ def _review(
     stderr: TextIO,
 ) -> ReviewResult:
     from bot.cli.progress import ProgressLine
+    from bot.llm import K3Client
     from bot.review.core import review
-    from hooks.lazy_client import LazyK3Client
 
     progress = ProgressLine(stderr, enabled=progress_on)
     deadline = time.monotonic() + policy.timeout
     try:
-        return review(
-            change, config, LazyK3Client(settings), on_progress=progress, deadline=deadline
-        )
+        return review(change, config, K3Client(settings), on_progress=progress, deadline=deadline)
     finally:
         progress.done()
 

@@ -205,9 +205,7 @@ def test_reasoning_leaked_into_content_is_still_parsed(tmp_path: Path) -> None:
     [Reply(content="late", delay=5), Reply(content="late", think_seconds=5)],
     ids=["silent-server", "still-streaming"],
 )
-def test_an_answer_after_the_time_budget_fails_the_review_once(
-    tmp_path: Path, late: Reply
-) -> None:
+def test_an_answer_after_the_time_budget_fails_the_review_once(tmp_path: Path, late: Reply) -> None:
     """Out of time is reported once, not retried: the same review would run out again."""
     with job_world(tmp_path) as w:
         w.ctx.review_seconds = 0.6

@@ -95,8 +95,12 @@ def test_settings_refuse_bad_values_and_never_show_the_key() -> None:
     with pytest.raises(ModelConfigError, match="KIMI_API_KEY") as info:
         LLMSettings(api_key=None).require_key()
     assert isinstance(info.value, ModelError)
-    with pytest.raises(ModelConfigError):
-        K3Client(LLMSettings(api_key=""))
+    # Without a key the client is made (the hook may need no request at all); the first
+    # request fails at once, before any network or SDK import.
+    keyless = K3Client(LLMSettings(api_key="", base_url="http://127.0.0.1:9/v1"))
+    with pytest.raises(ModelConfigError, match="KIMI_API_KEY"):
+        keyless.complete([{"role": "user", "content": "hi"}], max_completion_tokens=16)
+    assert not keyless.started
 
 
 def test_importing_bot_llm_does_not_import_openai() -> None:

@@ -81,25 +81,6 @@ def annotate_diff(file: FileDiff) -> str:
     return "\n".join(lines)
 
 
-def _touched_lines(file: FileDiff) -> set[int]:
-    """New-file lines whose unit changed: added lines, and the line where a removal was."""
-    touched = set(file.added_lines)
-    for hunk in file.hunks:
-        last_new: int | None = None
-        pending = False
-        for line in hunk.lines:
-            if line.kind == "-":
-                pending = True
-            elif line.new_no is not None:
-                if pending:
-                    touched.add(line.new_no)
-                    pending = False
-                last_new = line.new_no
-        if pending and last_new is not None:
-            touched.add(last_new)
-    return touched
-
-
 def _read_head(head: Snapshot, path: str) -> str | None:
     size = head.size(path)
     if size is None or size > MAX_SOURCE_BYTES:
@@ -151,7 +132,7 @@ def render_context(file: FileDiff, source: str) -> str:
     picked: list[tuple[int, int, int]] = []
     cut = False
     used = 0
-    for start, end, header in _merge(enclosing_units(file.path, src, _touched_lines(file))):
+    for start, end, header in _merge(enclosing_units(file.path, src, file.touched_lines)):
         if sum(1 for n in range(start, end + 1) if n not in shown) < _MIN_NEW_LINES:
             continue  # (nearly) the whole unit is in the diff already
         if used + end - start + 1 > MAX_CONTEXT_LINES:

@@ -116,6 +116,26 @@ class FileDiff:
     def added_lines(self) -> frozenset[int]:
         return frozenset().union(*(h.added_lines for h in self.hunks))
 
+    @cached_property
+    def touched_lines(self) -> frozenset[int]:
+        """New-file lines whose enclosing unit changed: the added lines, and the line
+        where a removal was (a pure deletion changes the function it was in)."""
+        touched = set(self.added_lines)
+        for hunk in self.hunks:
+            pending = False
+            last: int | None = None
+            for line in hunk.lines:
+                if line.kind == "-":
+                    pending = True
+                elif line.new_no is not None:
+                    if pending:
+                        touched.add(line.new_no)
+                        pending = False
+                    last = line.new_no
+            if pending and last is not None:
+                touched.add(last)
+        return frozenset(touched)
+
     @property
     def lines_added(self) -> int:
         return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "+")

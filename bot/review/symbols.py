@@ -61,25 +61,6 @@ def _definition_name(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _touched(file: FileDiff) -> set[int]:
-    """New-file lines whose unit changed: added lines, and where a removal was."""
-    touched = set(file.added_lines)
-    for hunk in file.hunks:
-        pending = False
-        last: int | None = None
-        for line in hunk.lines:
-            if line.kind == "-":
-                pending = True
-            elif line.new_no is not None:
-                if pending:
-                    touched.add(line.new_no)
-                    pending = False
-                last = line.new_no
-        if pending and last is not None:
-            touched.add(last)
-    return touched
-
-
 def add_name(names: list[str], seen: set[str], name: str | None) -> None:
     if name and name not in seen and len(name) >= _MIN_NAME and name not in _COMMON:
         seen.add(name)
@@ -96,7 +77,7 @@ def changed_names(file: FileDiff, head: Snapshot | None) -> list[str]:
                 add_name(names, seen, _definition_name(line.text))
     data = head.read(file.path) if head is not None else None
     if data is not None and len(data) <= 1_000_000 and not is_binary(data):
-        for _, _, header in enclosing_ranges(file.path, decode_text(data), _touched(file)):
+        for _, _, header in enclosing_ranges(file.path, decode_text(data), file.touched_lines):
             add_name(names, seen, _definition_name(header))
     return names
 
