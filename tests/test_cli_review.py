@@ -252,3 +252,34 @@ def test_invalid_config_names_the_key(planted: Path) -> None:
     result = run_cli(["review", "--dry-run", "--config", str(config)], planted)
     assert result.returncode == 2
     assert "review.max_coments" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "flavour",
+    [
+        {"reasoning_field": "reasoning"},  # vLLM names the field `reasoning`
+        {"usage_in_choice": True},  # usage inside choices[0] of the last chunk
+        {"cached_in_details": True},  # cached tokens in prompt_tokens_details
+    ],
+    ids=["vllm-reasoning", "usage-in-choice", "cached-in-details"],
+)
+def test_other_k3_compatible_servers(planted: Path, flavour: dict[str, Any]) -> None:
+    """Servers that speak the wire format with other field placements work the same."""
+    replies = [
+        Reply(
+            reasoning="Check the caller first.", tool_calls=[("read_file", {"path": "README.md"})]
+        ),
+        submit(),
+    ]
+    with K3Stub(replies, **flavour) as stub:
+        result = run_cli(["review", "--format", "json", "--quiet"], planted, stub_env(stub))
+        requests = stub.chat_requests
+    assert result.returncode == 1, result.stderr
+    assert [r.status for r in requests] == [200, 200]
+    field = flavour.get("reasoning_field", "reasoning_content")
+    [assistant] = [m for m in requests[1].body["messages"] if m["role"] == "assistant"]
+    assert assistant[field] == "Check the caller first."
+    report = json.loads(result.stdout)
+    assert report["findings"][0]["start_line"] == 2
+    assert report["usage"]["requests"] == 2 and report["usage"]["prompt_tokens"] > 0
+    assert report["usage"]["cached_tokens"] > 0  # the second request repeats the first
