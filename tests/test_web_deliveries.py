@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.queues
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from services import REDIS_URL, require_redis
 from webutil import SECRET, RecordingQueue, encode, headers_for, load
 
 from bot.web.app import create_app
@@ -28,8 +28,6 @@ from bot.web.deliveries import (
     open_delivery_log,
 )
 from bot.web.settings import WebSettings
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 class Clock:
@@ -146,17 +144,7 @@ def test_open_delivery_log_defaults_to_sqlite_in_data_dir(tmp_path: Path) -> Non
 
 @pytest.fixture
 def redis_client() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError:
-        message = (
-            "Redis is not reachable at 127.0.0.1:6379; start it with "
-            "`redis-server --daemonize yes` (or `docker run -d -p 6379:6379 redis:7`)"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    client = require_redis()
     yield client
     client.close()
 
