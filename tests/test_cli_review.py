@@ -283,3 +283,12 @@ def test_other_k3_compatible_servers(planted: Path, flavour: dict[str, Any]) -> 
     assert report["findings"][0]["start_line"] == 2
     assert report["usage"]["requests"] == 2 and report["usage"]["prompt_tokens"] > 0
     assert report["usage"]["cached_tokens"] > 0  # the second request repeats the first
+
+
+def test_an_empty_change_is_not_an_error_and_needs_no_key(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "clean")
+    commit(repo, {"a.py": "x = 1\n"}, "initial")
+    for args in (["review"], ["review", "--dry-run"], ["review", "--base", "HEAD"]):
+        result = run_cli(args, tmp_path / "clean")
+        assert result.returncode == 0, result.stderr
+        assert "nothing to review" in result.stderr and result.stdout == ""

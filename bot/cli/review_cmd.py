@@ -94,12 +94,7 @@ def load_change(args: argparse.Namespace) -> Change:
         return gitrepo.worktree_change(repo)
     if gitrepo.has_staged_changes(repo):
         return gitrepo.staged_change(repo)
-    change = gitrepo.worktree_change(repo)
-    if not change.diff.files:
-        raise UsageError(
-            "nothing to review: no staged or unstaged changes (try --base main, or --diff FILE)"
-        )
-    return change
+    return gitrepo.worktree_change(repo)
 
 
 def resolve_effort(flag: str | None, config: Config) -> Effort:
@@ -138,6 +133,14 @@ def render(result: ReviewResult, change: Change, fmt: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     change = load_change(args)
+    if not change.diff.files:
+        # Not an error: a script reviewing "whatever changed" has nothing to report.
+        print(
+            "gitneural: nothing to review: the change is empty "
+            "(stage something, or try --base main, or --diff FILE)",
+            file=sys.stderr,
+        )
+        return EXIT_OK
     config = trusted_config(change.trusted, args.config)
     effort = resolve_effort(args.effort, config)
     if args.dry_run:
