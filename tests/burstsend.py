@@ -12,7 +12,8 @@ from collections import Counter
 from typing import Any
 
 from burstcheck import ANSWER_LIMIT, Answer, BurstPlan, Delivery, Push
-from services import PLANTED, REPO
+from planted import PLANTED
+from services import REPO
 from webutil import headers_for, variant
 
 

@@ -37,11 +37,9 @@ from pathlib import Path
 from burstcheck import BurstPlan, BurstResult
 from burstsend import Sender
 from fakegithub import FakeGitHubClient
+from planted import ORIGINAL, PLANTED, PLANTED_BUG
 from services import (
     CONFIG,
-    ORIGINAL,
-    PLANTED,
-    PLANTED_BUG,
     REDIS_URL,
     REPO,
     GitNeuralProcess,

@@ -1,4 +1,4 @@
-"""Shared pieces of the hook tests: the planted bug, stub replies, and running real git.
+"""Shared pieces of the hook tests: the fixed people.py, stub replies, and running real git.
 
 Every process gets a clean environment: no model key or URL, no SKIP, no GIT_* variables
 of the test runner, an empty global git config (a developer's ``core.hooksPath`` must not
@@ -15,34 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from k3stub import K3Stub, Reply
+from planted import PLANTED_BUG
 
 VENV_BIN = Path(sys.executable).parent
 GITNEURAL = str(VENV_BIN / "gitneural")
 
-ORIGINAL = (
-    "def is_adult(age):\n    return age >= 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
-)
-PLANTED = "def is_adult(age):\n    return age > 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
 FIXED = "def is_adult(age):\n    return 18 <= age\n\n\ndef greet(name):\n    return 'hi ' + name\n"
 
-FINDING: dict[str, Any] = {
-    "path": "people.py",
-    "start_line": 2,
-    "end_line": 2,
-    "side": "RIGHT",
-    "severity": "critical",
-    "category": "correctness",
-    "title": "Off-by-one: 18-year-olds are no longer adults",
-    "body": "`age > 18` excludes 18; the previous code said 18 is adult.",
-    "suggestion": "    return age >= 18",
-}
 HEADLINE = "people.py:2: critical: Off-by-one: 18-year-olds are no longer adults"
 
 _DROPPED_PREFIXES = ("KIMI_", "MOONSHOT_", "GITNEURAL_", "PRE_COMMIT", "GIT_")
 
 
 def submit(findings: list[dict[str, Any]] | None = None, summary: str = "Reviewed.") -> Reply:
-    args = {"summary": summary, "findings": [FINDING] if findings is None else findings}
+    args = {"summary": summary, "findings": [PLANTED_BUG] if findings is None else findings}
     return Reply(reasoning="Comparing the bounds.", tool_calls=[("submit_review", args)])
 
 

@@ -2,7 +2,7 @@
 a planted bug, the K3 stub, and a WorkerContext pointing at both.
 
     with job_world(tmp_path) as w:
-        w.stub.push(submit(FINDING))
+        w.stub.push(submit(PLANTED_BUG))
         outcome = run_review_job(w.job("opened"), w.ctx)
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 
 from fakegithub import FakeGitHub
 from k3stub import K3Stub, Reply
+from planted import ORIGINAL, PLANTED
 
 from bot.gh.auth import AppCredentials, InstallationTokens
 from bot.gh.mirror import MirrorCache
@@ -25,24 +26,9 @@ from bot.llm import LLMSettings
 from workers.jobrun import WorkerContext
 
 REPO = "octo/app"
-ORIGINAL = (
-    "def is_adult(age):\n    return age >= 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
-)
-PLANTED = ORIGINAL.replace("age >= 18", "age > 18")
 CALC = "def half(n):\n    return n / 2\n"
 CONFIG = '[review]\neffort = "low"\n'
 
-PLANTED_BUG: dict[str, Any] = {
-    "path": "people.py",
-    "start_line": 2,
-    "end_line": 2,
-    "side": "RIGHT",
-    "severity": "critical",
-    "category": "bug",
-    "title": "Off-by-one: 18-year-olds are no longer adults",
-    "body": "`age > 18` excludes 18; the previous code said 18 is adult.",
-    "suggestion": "    return age >= 18",
-}
 CALC_BUG: dict[str, Any] = {
     "path": "calc.py",
     "start_line": 2,

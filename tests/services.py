@@ -31,6 +31,7 @@ import pytest
 import redis
 from fakegithub import FakeGitHub
 from k3stub import K3Stub, Reply
+from planted import ORIGINAL, PLANTED, PLANTED_BUG
 from webutil import SECRET, variant
 
 from bot.jobs import ReviewJob
@@ -40,21 +41,6 @@ GITNEURAL = [sys.executable, "-m", "bot.cli.main"]
 ROOT = Path(__file__).resolve().parent.parent
 
 REPO = "octo/app"
-ORIGINAL = (
-    "def is_adult(age):\n    return age >= 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
-)
-PLANTED = ORIGINAL.replace("age >= 18", "age > 18")
-PLANTED_BUG: dict[str, Any] = {
-    "path": "people.py",
-    "start_line": 2,
-    "end_line": 2,
-    "side": "RIGHT",
-    "severity": "critical",
-    "category": "bug",
-    "title": "Off-by-one: 18-year-olds are no longer adults",
-    "body": "`age > 18` excludes 18; the previous code said 18 is adult.",
-    "suggestion": "    return age >= 18",
-}
 CONFIG = '[review]\neffort = "low"\n'
 SUGGESTION = "```suggestion\n    return age >= 18\n```"
 

@@ -13,27 +13,12 @@ import jsonschema
 import pytest
 from gitutil import commit, make_repo, stage
 from k3stub import K3Stub, Reply
+from planted import ORIGINAL, PLANTED, PLANTED_BUG
 
 GITNEURAL = str(Path(sys.executable).parent / "gitneural")
 SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
-ORIGINAL = (
-    "def is_adult(age):\n    return age >= 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
-)
-PLANTED = "def is_adult(age):\n    return age > 18\n\n\ndef greet(name):\n    return 'hi ' + name\n"
-
-FINDING = {
-    "path": "people.py",
-    "start_line": 2,
-    "end_line": 2,
-    "side": "RIGHT",
-    "severity": "critical",
-    "category": "correctness",
-    "title": "Off-by-one: 18-year-olds are no longer adults",
-    "body": "`age > 18` excludes 18; the previous code and the docs say 18 is adult.",
-    "suggestion": "    return age >= 18",
-}
-SUBMISSION = {"summary": "One regression in is_adult.", "findings": [FINDING]}
+SUBMISSION = {"summary": "One regression in is_adult.", "findings": [PLANTED_BUG]}
 
 
 def run_cli(
@@ -160,7 +145,7 @@ def test_agentic_review_sends_every_assistant_message_back(planted: Path) -> Non
 
 
 def test_bad_submission_gets_one_repair_turn(planted: Path) -> None:
-    broken = dict(SUBMISSION, findings=[dict(FINDING, side="MIDDLE")])
+    broken = dict(SUBMISSION, findings=[dict(PLANTED_BUG, side="MIDDLE")])
     with K3Stub([submit(broken), submit()]) as stub:
         result = run_cli(["review", "--format", "json", "--effort", "low"], planted, stub_env(stub))
         assert len(stub.chat_requests) == 2

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 from faultutil import assert_not_lost, run
-from jobrunutil import PLANTED_BUG, REPO, World, job_world, submit
+from jobrunutil import REPO, World, job_world, submit
+from planted import PLANTED_BUG
 
 from workers.jobrun import TransientJobError
 

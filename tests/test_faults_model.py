@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 from faultutil import assert_not_lost, failure_summary, run, with_llm
-from jobrunutil import PLANTED_BUG, REPO, job_world, submit
+from jobrunutil import REPO, job_world, submit
 from k3stub import Reply
+from planted import PLANTED_BUG
 
 from workers.jobrun import JobOutcome
 

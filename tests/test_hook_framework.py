@@ -17,8 +17,6 @@ from gitutil import commit, make_repo, stage
 from hookutil import (
     FIXED,
     HEADLINE,
-    ORIGINAL,
-    PLANTED,
     VENV_BIN,
     clean_env,
     git,
@@ -29,6 +27,7 @@ from hookutil import (
     submit,
 )
 from k3stub import K3Stub
+from planted import ORIGINAL, PLANTED
 
 PROJECT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = str(VENV_BIN / "pre-commit")

@@ -12,8 +12,6 @@ from gitutil import commit, make_repo, stage
 from hookutil import (
     GITNEURAL,
     HEADLINE,
-    ORIGINAL,
-    PLANTED,
     clean_env,
     git,
     head,
@@ -22,6 +20,7 @@ from hookutil import (
     submit,
 )
 from k3stub import K3Stub
+from planted import ORIGINAL, PLANTED
 
 from hooks.install import CHAINED_SUFFIX, MARKER, install
 

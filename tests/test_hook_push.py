@@ -10,8 +10,6 @@ from gitutil import commit, make_repo
 from hookutil import (
     GITNEURAL,
     HEADLINE,
-    ORIGINAL,
-    PLANTED,
     clean_env,
     git,
     hook_run,
@@ -21,6 +19,7 @@ from hookutil import (
     submit,
 )
 from k3stub import K3Stub
+from planted import ORIGINAL, PLANTED
 
 
 @pytest.fixture

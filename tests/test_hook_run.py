@@ -9,12 +9,9 @@ import pygit2
 import pytest
 from gitutil import commit, make_repo, stage, write_worktree
 from hookutil import (
-    FINDING,
     FIXED,
     GITNEURAL,
     HEADLINE,
-    ORIGINAL,
-    PLANTED,
     clean_env,
     dead_url,
     git,
@@ -27,6 +24,7 @@ from hookutil import (
     tree_digest,
 )
 from k3stub import K3Stub, Reply
+from planted import ORIGINAL, PLANTED, PLANTED_BUG
 
 
 @pytest.fixture
@@ -162,7 +160,7 @@ def test_hook_changes_no_file_and_patch_out_applies(
 
 def test_suggestions_print_as_a_patch_without_patch_out(repo: Path, env: dict[str, str]) -> None:
     stage(handle(repo), {"people.py": PLANTED})
-    minor = dict(FINDING, severity="minor")
+    minor = dict(PLANTED_BUG, severity="minor")
     with K3Stub([submit([minor])]) as stub:
         result = hook_run(repo, {**env, **stub_env(stub)})
     assert result.returncode == 0  # minor is below fail_on = critical
@@ -210,7 +208,7 @@ def test_cached_result_is_reused_and_exit_code_follows_current_policy(
     repo: Path, env: dict[str, str]
 ) -> None:
     stage(handle(repo), {"people.py": PLANTED})
-    major = dict(FINDING, severity="major")
+    major = dict(PLANTED_BUG, severity="major")
     with K3Stub([submit([major])]) as stub:
         full = {**env, **stub_env(stub)}
         first = hook_run(repo, full)

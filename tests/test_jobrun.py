@@ -9,13 +9,12 @@ import pytest
 from jobrunutil import (
     CALC_BUG,
     CONFIG,
-    PLANTED,
-    PLANTED_BUG,
     REPO,
     job_world,
     submit,
 )
 from k3stub import Reply
+from planted import PLANTED, PLANTED_BUG
 
 from bot.render.github import parse_marker
 from workers.jobrun import add_eyes_reaction, run_review_job

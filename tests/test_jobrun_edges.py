@@ -9,7 +9,8 @@ from typing import Any
 
 import pygit2
 import pytest
-from jobrunutil import PLANTED, PLANTED_BUG, REPO, job_world, submit
+from jobrunutil import REPO, job_world, submit
+from planted import PLANTED, PLANTED_BUG
 from webutil import comment, variant
 
 from bot.render.github import parse_marker

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jobrunutil import PLANTED_BUG, REPO, World, job_world, submit
+from jobrunutil import REPO, World, job_world, submit
 from k3stub import Reply
+from planted import PLANTED_BUG
 
 from workers.jobrun import TransientJobError, run_review_job
 

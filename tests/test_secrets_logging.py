@@ -35,8 +35,9 @@ import pytest
 from fakegithub import FakeGitHub
 from faultutil import strings
 from github import Auth
-from jobrunutil import ORIGINAL, PLANTED, PLANTED_BUG, REPO, submit
+from jobrunutil import REPO, submit
 from k3stub import K3Stub, Reply
+from planted import ORIGINAL, PLANTED, PLANTED_BUG
 from webutil import comment, headers_for, http_post, serve, variant
 
 from bot.jobs import ReviewJob
