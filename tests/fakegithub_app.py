@@ -209,6 +209,14 @@ def auth_repo(owner: str, name: str) -> Repo:
     return repo
 
 
+def owned(repo: Repo, table: dict[int, Json], key: int) -> Json:
+    """``table[key]`` if it belongs to ``repo``; 404 otherwise, as GitHub hides other repos'."""
+    obj = table.get(key)
+    if obj is None or obj["_repo"] != repo.full_name:
+        raise ApiError(404, "Not Found")
+    return obj
+
+
 def require_token() -> None:
     if record().installation_id is None:
         raise ApiError(401, "Requires authentication")

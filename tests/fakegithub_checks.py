@@ -12,6 +12,7 @@ from fakegithub_app import (
     auth_repo,
     body_json,
     json_response,
+    owned,
     paginate,
     public,
     require_token,
@@ -165,9 +166,7 @@ def blueprint(prefix: str) -> Blueprint:
     def check_run(owner: str, name: str, rid: int) -> Response:
         repo = auth_repo(owner, name)
         s = store()
-        run = s.check_runs.get(rid)
-        if run is None or run["_repo"] != repo.full_name:
-            raise ApiError(404, "Not Found")
+        run = owned(repo, s.check_runs, rid)
         if request.method == "PATCH":
             require_token()
             with s.lock:
@@ -177,9 +176,7 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.get(f"{repo_base}/check-runs/<int:rid>/annotations")
     def check_annotations(owner: str, name: str, rid: int) -> Response:
         repo = auth_repo(owner, name)
-        run = store().check_runs.get(rid)
-        if run is None or run["_repo"] != repo.full_name:
-            raise ApiError(404, "Not Found")
+        run = owned(repo, store().check_runs, rid)
         return paginate(list(run["_annotations"]))
 
     @bp.get(f"{repo_base}/commits/<ref>/check-runs")

@@ -19,6 +19,7 @@ from fakegithub_app import (
     store,
     validation_failed,
 )
+from fakegithub_comments import answer_comment
 from fakegithub_diff import (
     MAX_BODY,
     MAX_DIFF_FILES,
@@ -242,24 +243,13 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.route(f"{base}/comments/<int:cid>", methods=["GET", "PATCH", "DELETE"])
     def one_comment(owner: str, name: str, cid: int) -> Response:
         repo = auth_repo(owner, name)
-        s = store()
-        comment = s.review_comments.get(cid)
-        if comment is None or comment["_repo"] != repo.full_name:
-            raise ApiError(404, "Not Found")
-        if request.method == "GET":
-            return json_response(public(comment))
-        require_token()
-        if request.method == "DELETE":
-            with s.lock:
-                del s.review_comments[cid]
-            return Response(status=204)
-        body = body_json().get("body")
-        if not isinstance(body, str) or not body or len(body) > MAX_BODY:
-            raise validation_failed(
-                "PullRequestReviewComment", "body", "body is invalid or too long"
-            )
-        comment.update(body=body, updated_at=iso(time.time()))
-        return json_response(public(comment))
+        return answer_comment(
+            repo,
+            store().review_comments,
+            cid,
+            "PullRequestReviewComment",
+            "body is invalid or too long",
+        )
 
     @bp.route(f"{base}/<int:number>/merge", methods=["GET", "PUT"])
     def merge(owner: str, name: str, number: int) -> Response:

@@ -17,6 +17,7 @@ from fakegithub_app import (
     body_json,
     forbid,
     json_response,
+    owned,
     paginate,
     public,
     require_jwt,
@@ -24,6 +25,7 @@ from fakegithub_app import (
     store,
     validation_failed,
 )
+from fakegithub_comments import answer_comment
 from fakegithub_diff import MAX_BODY
 from fakegithub_shapes import Json, iso
 from fakegithub_store import RATE_LIMIT, Repo
@@ -256,22 +258,9 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.route(f"{repo_base}/issues/comments/<int:cid>", methods=["GET", "PATCH", "DELETE"])
     def issue_comment(owner: str, name: str, cid: int) -> Response:
         repo = auth_repo(owner, name)
-        s = store()
-        comment = s.issue_comments.get(cid)
-        if comment is None or comment["_repo"] != repo.full_name:
-            raise ApiError(404, "Not Found")
-        if request.method == "GET":
-            return json_response(public(comment))
-        require_token()
-        if request.method == "DELETE":
-            with s.lock:
-                del s.issue_comments[cid]
-            return Response(status=204)
-        body = body_json().get("body")
-        if not isinstance(body, str) or not body or len(body) > MAX_BODY:
-            raise validation_failed("IssueComment", "body", "Body is blank or too long")
-        comment.update(body=body, updated_at=_now())
-        return json_response(public(comment))
+        return answer_comment(
+            repo, store().issue_comments, cid, "IssueComment", "Body is blank or too long"
+        )
 
     def _react(repo: Repo, target: str) -> Response:
         s = store()
@@ -307,9 +296,7 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.route(f"{repo_base}/issues/comments/<int:cid>/reactions", methods=["GET", "POST"])
     def comment_reactions(owner: str, name: str, cid: int) -> Response:
         repo = auth_repo(owner, name)
-        comment = store().issue_comments.get(cid)
-        if comment is None or comment["_repo"] != repo.full_name:
-            raise ApiError(404, "Not Found")
+        owned(repo, store().issue_comments, cid)  # 404 for a comment of another repository
         return _react(repo, f"issue_comment:{cid}")
 
     @bp.route(f"{repo_base}/issues/<int:number>/reactions", methods=["GET", "POST"])
