@@ -30,8 +30,6 @@ from pathlib import Path
 from types import TracebackType
 
 import pygit2
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from fakegithub_app import create_app, public
 from fakegithub_faults import FaultsAndRecords
 from fakegithub_repos import FileMap, RepoHelpers
@@ -42,6 +40,7 @@ from fakegithub_store import (
     Repo,
     Store,
 )
+from fakekeys import new_rsa_pem
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
@@ -56,12 +55,7 @@ class _QuietHandler(WSGIRequestHandler):
 @functools.cache
 def _new_private_key() -> str:
     # One key per process: RSA generation costs a noticeable slice of a test.
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,  # "BEGIN RSA PRIVATE KEY", as GitHub's
-        serialization.NoEncryption(),
-    ).decode()
+    return new_rsa_pem()
 
 
 class FakeGitHub(RepoHelpers, FaultsAndRecords):

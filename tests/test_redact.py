@@ -13,7 +13,8 @@ from pathlib import Path
 import pip
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from fakekeys import new_rsa_pem
 from gitutil import commit, make_repo
 
 from bot.gitrepo import range_change
@@ -47,18 +48,9 @@ TOKENS = {
 }
 
 
-def _pem_rsa() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-
-
 @pytest.fixture(scope="module")
 def rsa_pem() -> str:
-    return _pem_rsa()
+    return new_rsa_pem()
 
 
 def _body_chunks(pem: str) -> list[str]:

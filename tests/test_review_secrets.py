@@ -8,8 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from fakekeys import new_rsa_pem
 from gitutil import commit, make_repo
 from k3brain import call, client_for, config, results_by_call, submit, tools_reply
 from k3stub import K3Stub
@@ -23,15 +22,6 @@ from bot.review.types import Severity
 TOKEN = "ghp_" + "".join(chr(ord("A") + (i * 7) % 26) for i in range(18)) + "k3Q9x1Lm8Zp2Wv5Rt7"
 
 
-def _pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-
-
 def _windows(secret: str, size: int = 16) -> set[str]:
     """Every ``size``-character piece of the secret: a partial leak is a leak too."""
     return {secret[i : i + size] for i in range(len(secret) - size + 1)}
@@ -43,7 +33,7 @@ def _leaks(text: str, pieces: set[str]) -> list[str]:
 
 @pytest.fixture
 def leaked(tmp_path: Path) -> tuple[Change, str]:
-    pem = _pem()
+    pem = new_rsa_pem()
     repo = make_repo(tmp_path / "repo")
     commit(repo, {"app/settings.py": "DEBUG = False\n", "README.md": "app\n"}, "base")
     commit(
@@ -118,7 +108,7 @@ def test_context_around_a_change_is_redacted_where_it_is_shown(tmp_path: Path) -
     # The function around the change is longer than a context unit may be, so only its
     # first lines are shown: they end inside a private key whose END is further down.
     # (Indented: git would take a key line at column 0 for the hunk's function name.)
-    pem = textwrap.indent(_pem(), "        ")
+    pem = textwrap.indent(new_rsa_pem(), "        ")
     steps = "".join(f"    step_{i} = {i}\n" for i in range(260))
     source = (
         "def load_keys():\n"

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from fakekeys import new_rsa_pem
 from gitutil import Gitlink, Symlink, commit, make_repo, stage, write_worktree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,16 +21,7 @@ TOKEN = "ghp_" + "Fk3qZ8wN2xR7vB1mL5tY9pD4hJ6sC0gAzQ1w"[:36]
 BIG = 50 * 1024 * 1024
 
 
-def _pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-
-
-PEM = _pem()
+PEM = new_rsa_pem()
 
 FILES = {
     "src/app.py": (
