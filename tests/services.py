@@ -32,7 +32,7 @@ import redis
 from fakegithub import FakeGitHub
 from k3stub import K3Stub, Reply
 from planted import ORIGINAL, PLANTED, PLANTED_BUG
-from webutil import SECRET, variant
+from webutil import SECRET, http_get, variant
 
 from bot.jobs import ReviewJob
 
@@ -147,6 +147,26 @@ class GitNeuralProcess:
 
 def worker_ready(proc: GitNeuralProcess) -> None:
     proc.wait_log("ready.", timeout=60)
+
+
+def start_serve(env: dict[str, str], log: Path, *args: str) -> tuple[GitNeuralProcess, str]:
+    """``gitneural serve`` (one web worker) on a free port, once ``/healthz`` answers; the
+    process and its ``host:port``."""
+    port = free_port()
+    proc = GitNeuralProcess(["serve", "--port", str(port), "--workers", "1", *args], env, log)
+    proc.start()
+    address = f"127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        if not proc.alive():
+            raise AssertionError(f"serve exited:\n{proc.log()[-3000:]}")
+        try:
+            return http_get(address, "/healthz").status == 200
+        except OSError:
+            return False
+
+    wait_for(healthy, "GET /healthz", 60)
+    return proc, address
 
 
 def children_of(pid: int) -> list[int]:

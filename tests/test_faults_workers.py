@@ -37,16 +37,16 @@ from services import (
     app_world,
     children_of,
     drop_redis_keys,
-    free_port,
     make_job,
     outcomes,
     require_redis,
+    start_serve,
     unique_prefix,
     wait_for,
     worker_ready,
 )
 from tcpproxy import CuttableProxy
-from webutil import encode, headers_for, http_get, http_post
+from webutil import encode, headers_for, http_post
 
 from workers.app import create_celery
 from workers.locks import pr_key
@@ -233,25 +233,6 @@ def test_redis_cut_longer_than_the_lock_lease_loses_no_review(
 
 
 # ---- gitneural serve restarted (embedded broker) ------------------------------------
-
-
-def start_serve(env: dict[str, str], log: Path, *args: str) -> tuple[GitNeuralProcess, str]:
-    """``gitneural serve`` on a free port, once ``/healthz`` answers."""
-    port = free_port()
-    proc = GitNeuralProcess(["serve", "--port", str(port), "--workers", "1", *args], env, log)
-    proc.start()
-    address = f"127.0.0.1:{port}"
-
-    def healthy() -> bool:
-        if not proc.alive():
-            raise AssertionError(f"serve exited:\n{proc.log()[-3000:]}")
-        try:
-            return http_get(address, "/healthz").status == 200
-        except OSError:
-            return False
-
-    wait_for(healthy, "GET /healthz", 60)
-    return proc, address
 
 
 def deliver(address: str, payload: dict[str, Any], delivery: str) -> int:

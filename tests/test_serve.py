@@ -29,11 +29,12 @@ from services import (
     free_port,
     pid_alive,
     require_redis,
+    start_serve,
     unique_prefix,
     wait_for,
     worker_ready,
 )
-from webutil import Reply, encode, headers_for, http_get, http_post
+from webutil import Reply, encode, headers_for, http_post
 
 
 @dataclass
@@ -58,35 +59,19 @@ class Served:
         return wait_for(lambda: self.outcomes(delivery), f"the job of {delivery}", 60)[-1]
 
 
-def start_serve(
+def serve_world(
     world: AppWorld, root: Path, *args: str, **env: str
 ) -> tuple[GitNeuralProcess, str]:
+    """``gitneural serve`` with ``world``'s environment, its data and log under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    proc = GitNeuralProcess(
-        ["serve", "--port", str(port), "--workers", "1", *args],
-        world.env(root / "data", **env),
-        root / "serve.log",
-    ).start()
-    address = f"127.0.0.1:{port}"
-
-    def healthy() -> bool:
-        if not proc.alive():
-            raise AssertionError(f"serve exited:\n{proc.log()[-3000:]}")
-        try:
-            return http_get(address, "/healthz").status == 200
-        except OSError:
-            return False
-
-    wait_for(healthy, "GET /healthz", 60)
-    return proc, address
+    return start_serve(world.env(root / "data", **env), root / "serve.log", *args)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("serve")
     with app_world(root) as world:
-        proc, address = start_serve(world, root)
+        proc, address = serve_world(world, root)
         proc.wait_log("ready.", count=2, timeout=60)  # the reviews and the fast worker
         yield Served(world, proc, address)
         assert proc.stop() == 0
@@ -199,7 +184,7 @@ def test_refuses_to_start_without_the_webhook_secret(tmp_path: Path) -> None:
 
 def test_sigterm_stops_every_process_and_a_dead_child_stops_serve(tmp_path: Path) -> None:
     with app_world(tmp_path) as world:
-        proc, _ = start_serve(world, tmp_path / "a")
+        proc, _ = serve_world(world, tmp_path / "a")
         proc.wait_log("ready.", count=2, timeout=60)
         children = children_of(proc.pid)
         family = children + [g for c in children for g in children_of(c)]
@@ -209,7 +194,7 @@ def test_sigterm_stops_every_process_and_a_dead_child_stops_serve(tmp_path: Path
         assert time.monotonic() - started < 30
         wait_for(lambda: not any(pid_alive(p) for p in family), "every child to exit", 10)
 
-        proc, _ = start_serve(world, tmp_path / "b")
+        proc, _ = serve_world(world, tmp_path / "b")
         web = children_of(proc.pid)[0]
         workers = children_of(proc.pid)[1:]
         subprocess.run(["kill", "-KILL", str(web)], check=True)
@@ -225,7 +210,7 @@ def test_shared_broker_serves_the_web_only_and_separate_workers_review(tmp_path:
     env = {"GITNEURAL_BROKER_URL": REDIS_URL, "GITNEURAL_QUEUE_PREFIX": prefix}
     try:
         with app_world(tmp_path) as world:
-            proc, address = start_serve(world, tmp_path, **env)
+            proc, address = serve_world(world, tmp_path, **env)
             served = Served(world, proc, address)
             assert children_of(proc.pid), "gunicorn's workers"
             assert "celery" not in proc.log().lower()  # no embedded worker
