@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, row, tests_module
+from benchmarks.common import Row, main, redis_up, row, tests_module
 
 ANSWER_LIMIT_S = 10.0
 
@@ -68,7 +68,7 @@ def run(quick: bool = False) -> list[Row]:
     else:
         plan = burstutil.BurstPlan()
     deployments = [("sqlite", "embedded broker")]
-    if not quick and _redis_up():
+    if not quick and redis_up("redis://127.0.0.1:6379/0"):
         deployments.append(("redis", "Redis"))
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitneural-bench-burst-") as tmp:
@@ -78,18 +78,6 @@ def run(quick: bool = False) -> list[Row]:
     if len(deployments) == 1 and not quick:
         rows.append(row("burst on Redis", "not run: Redis is down"))
     return rows
-
-
-def _redis_up() -> bool:
-    import redis
-
-    client = redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=1.0)
-    try:
-        return bool(client.ping())
-    except redis.RedisError:
-        return False
-    finally:
-        client.close()
 
 
 if __name__ == "__main__":

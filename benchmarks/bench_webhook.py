@@ -41,6 +41,7 @@ from benchmarks.common import (
     BenchmarkError,
     Row,
     main,
+    redis_up,
     row,
     wait_for_http,
 )
@@ -214,18 +215,6 @@ def _forget_run(url: str, run_id: str) -> None:
         client.close()
 
 
-def redis_up(url: str = REDIS_URL) -> bool:
-    import redis
-
-    client = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
-    try:
-        return bool(client.ping())
-    except redis.RedisError:
-        return False
-    finally:
-        client.close()
-
-
 def _rows(m: Measured, log: str, rate: float) -> list[Row]:
     where = f"webhook, gunicorn {m.setting}, {log}"
     sat, steady = m.saturated, m.steady
@@ -250,7 +239,7 @@ def run(quick: bool = False) -> list[Row]:
     # The other settings are shown for comparison.
     best = results[0]
     rows = _rows(best, "SQLite", rate)
-    if redis_up():
+    if redis_up(REDIS_URL):
         rows += _rows(measure(best.setting, REDIS_URL, quick), "Redis", rate)
     else:
         rows.append(row("webhook with the Redis delivery log", "not run: Redis is down"))

@@ -220,3 +220,17 @@ def wait_for_http(host: str, port: int, path: str = "/healthz", timeout: float =
             raise BenchmarkError(f"http://{host}:{port}{path} did not answer within {timeout} s")
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+def redis_up(url: str) -> bool:
+    """Whether the Redis at ``url`` answers a PING within a second (else its rows are
+    reported as not run)."""
+    import redis  # only the benchmarks that offer a Redis deployment need it
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+    finally:
+        client.close()
