@@ -49,23 +49,11 @@ def _review(repo: Repo, pull: Pull, rid: int) -> Json:
     return review
 
 
-def _pull_reviews(repo: Repo, pull: Pull) -> list[Json]:
-    s = store()
-    with s.lock:
+def _of_pull(table: dict[int, Json], repo: Repo, pull: Pull) -> list[Json]:
+    """The reviews or review comments (``table``) on ``pull``, oldest first."""
+    with store().lock:
         return [
-            r
-            for r in s.reviews.values()
-            if r["_repo"] == repo.full_name and r["_pull"] == pull.number
-        ]
-
-
-def _pull_comments(repo: Repo, pull: Pull) -> list[Json]:
-    s = store()
-    with s.lock:
-        return [
-            c
-            for c in s.review_comments.values()
-            if c["_repo"] == repo.full_name and c["_pull"] == pull.number
+            x for x in table.values() if x["_repo"] == repo.full_name and x["_pull"] == pull.number
         ]
 
 
@@ -155,7 +143,7 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.get(f"{base}/<int:number>/reviews")
     def list_reviews(owner: str, name: str, number: int) -> Response:
         repo, pull = pull_or_404(owner, name, number)
-        return paginate(_pull_reviews(repo, pull))
+        return paginate(_of_pull(store().reviews, repo, pull))
 
     @bp.post(f"{base}/<int:number>/reviews")
     def post_review(owner: str, name: str, number: int) -> Response:
@@ -202,13 +190,13 @@ def blueprint(prefix: str) -> Blueprint:
     def list_review_comments(owner: str, name: str, number: int, rid: int) -> Response:
         repo, pull = pull_or_404(owner, name, number)
         _review(repo, pull, rid)
-        comments = _pull_comments(repo, pull)
+        comments = _of_pull(store().review_comments, repo, pull)
         return paginate([c for c in comments if c["pull_request_review_id"] == rid])
 
     @bp.get(f"{base}/<int:number>/comments")
     def list_comments(owner: str, name: str, number: int) -> Response:
         repo, pull = pull_or_404(owner, name, number)
-        return paginate(_pull_comments(repo, pull))
+        return paginate(_of_pull(store().review_comments, repo, pull))
 
     @bp.post(f"{base}/<int:number>/comments")
     def create_comment(owner: str, name: str, number: int) -> Response:
