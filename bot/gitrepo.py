@@ -3,9 +3,8 @@
 Every entrance builds its :class:`~bot.review.change.Change` here (or, for ``--diff
 FILE``, from the same :func:`bot.review.diff.parse_diff`), so all of them share one diff
 parser and one notion of renames. Nothing here writes to the repository: not the index,
-not the object database, not the work tree. Diffs use git's defaults (3 context lines, no
-inter-hunk merging, renames at 50% similarity) because GitHub anchors comments on the
-diff git itself would print.
+not the object database, not the work tree. Every diff is made by :mod:`bot.gitdiff`,
+exactly as ``git diff -M`` prints it, because GitHub anchors comments on that diff.
 """
 
 from __future__ import annotations
@@ -13,9 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
+from pygit2.enums import DeltaStatus, DiffOption, SortMode
 
 from bot.errors import GitError
+from bot.gitdiff import (
+    CONTEXT_LINES,
+    DIFF_FLAGS,
+    NewReader,
+    diff_to_bytes,
+    git_bytes,
+    read_worktree_file,
+)
 from bot.review.change import Change
 from bot.review.diff import Diff, decode_text, parse_diff
 from bot.snapshots import IndexSnapshot, TreeSnapshot, clean_path
@@ -43,7 +50,6 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _LOG_MAX_COMMITS = 50
 _LOG_MAX_CHARS = 16_000
 
-_CONTEXT_LINES = 3
 _UNTRACKED_FLAGS = (
     DiffOption.INCLUDE_UNTRACKED
     | DiffOption.RECURSE_UNTRACKED_DIRS
@@ -89,10 +95,12 @@ def staged_change(repo: pygit2.Repository) -> Change:
     """What ``git commit`` would record: the index against HEAD (or the empty tree)."""
     index = _index(repo)
     head = _head_commit(repo)
-    diff = index.diff_to_tree(_tree(repo, head), context_lines=_CONTEXT_LINES, interhunk_lines=0)
+    diff = index.diff_to_tree(
+        _tree(repo, head), DIFF_FLAGS, context_lines=CONTEXT_LINES, interhunk_lines=0
+    )
     base = None if head is None else TreeSnapshot(repo, head)
     return Change(
-        diff=_parse(diff),
+        diff=_parse(repo, diff),
         head=IndexSnapshot(repo, index),
         base=base,
         trusted=base,
@@ -114,21 +122,18 @@ def worktree_change(repo: pygit2.Repository, *, include_untracked: bool = False)
     head = _head_commit(repo)
     # What libgit2's tree-to-workdir-with-index does: HEAD->index, then index->work tree.
     # Both halves get the same flags: merging drops untracked entries otherwise.
-    flags = _UNTRACKED_FLAGS if include_untracked else DiffOption.NORMAL
+    flags = DIFF_FLAGS | (_UNTRACKED_FLAGS if include_untracked else DiffOption.NORMAL)
     diff = index.diff_to_tree(
-        _tree(repo, head), flags, context_lines=_CONTEXT_LINES, interhunk_lines=0
+        _tree(repo, head), flags, context_lines=CONTEXT_LINES, interhunk_lines=0
     )
-    to_workdir = index.diff_to_workdir(flags, context_lines=_CONTEXT_LINES, interhunk_lines=0)
+    to_workdir = index.diff_to_workdir(flags, context_lines=CONTEXT_LINES, interhunk_lines=0)
     untracked = tuple(
         delta.new_file.path for delta in to_workdir.deltas if delta.status == DeltaStatus.UNTRACKED
     )
     diff.merge(to_workdir)
     base = None if head is None else TreeSnapshot(repo, head)
-    find = DiffFind.FIND_RENAMES | (
-        DiffFind.FIND_FOR_UNTRACKED if include_untracked else DiffFind(0)
-    )
     return Change(
-        diff=_parse(diff, find),
+        diff=_parse(repo, diff, read_worktree_file(repo)),
         head=WorkTreeSnapshot(repo, index, untracked=untracked),
         base=base,
         trusted=base,
@@ -154,10 +159,10 @@ def range_change(repo: pygit2.Repository, base: str, head: str = "HEAD") -> Chan
         )
     fork_commit = resolve_commit(repo, str(fork))
     diff = fork_commit.tree.diff_to_tree(
-        head_commit.tree, context_lines=_CONTEXT_LINES, interhunk_lines=0
+        head_commit.tree, DIFF_FLAGS, context_lines=CONTEXT_LINES, interhunk_lines=0
     )
     return Change(
-        diff=_parse(diff),
+        diff=_parse(repo, diff),
         head=TreeSnapshot(repo, head_commit),
         base=TreeSnapshot(repo, fork_commit),
         trusted=TreeSnapshot(repo, base_commit),
@@ -168,12 +173,6 @@ def range_change(repo: pygit2.Repository, base: str, head: str = "HEAD") -> Chan
     )
 
 
-def diff_to_bytes(diff: pygit2.Diff) -> bytes:
-    """The diff as ``git diff`` prints it, bytes kept as they are in the files."""
-    # Diff.patch is a str decoded lossily; each Patch.data keeps the raw bytes.
-    return b"".join(patch.data for patch in diff if patch is not None)
-
-
 def read_blob(repo: pygit2.Repository, rev: str, path: str) -> bytes | None:
     """The regular file ``path`` at revision ``rev``; None if absent or not a file."""
     if clean_path(path) is None:
@@ -181,9 +180,8 @@ def read_blob(repo: pygit2.Repository, rev: str, path: str) -> bytes | None:
     return TreeSnapshot(repo, resolve_commit(repo, rev)).read(path)
 
 
-def _parse(diff: pygit2.Diff, find: DiffFind = DiffFind.FIND_RENAMES) -> Diff:
-    diff.find_similar(find)
-    return parse_diff(diff_to_bytes(diff))
+def _parse(repo: pygit2.Repository, diff: pygit2.Diff, read_new: NewReader | None = None) -> Diff:
+    return parse_diff(git_bytes(repo, diff, read_new))
 
 
 def _index(repo: pygit2.Repository) -> pygit2.Index:
