@@ -24,6 +24,7 @@ pairs only exact renames are looked for, as git does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -40,6 +41,12 @@ _FIRST_FEW_BYTES = 8000
 _WORD = 0xFFFFFFFF
 _TYPE_MASK = 0o170000
 _REGULAR = 0o100000
+#: git's chunks: a line of up to 64 bytes with its newline, or 64 bytes of a longer one.
+_CHUNK = re.compile(rb"[^\n]{0,63}\n|[^\n]{64}")
+#: Hashes of chunks already seen: most lines recur, in a file and across the versions of
+#: a renamed one, and hashing byte by byte in Python is the costly part.
+_HASHES: dict[bytes, int] = {}
+_MEMO_LIMIT = 1 << 20
 
 #: Whether a last line without a newline counts towards similarity. git does since
 #: 2.43.2 (before, up to 63 bytes at the end of a file were ignored), and GitHub runs a
@@ -87,27 +94,35 @@ class Rename:
         return int(self.score * 100 / MAX_SCORE)
 
 
-def span_counts(data: bytes, *, final_line: bool | None = None) -> dict[int, int]:
-    """Bytes per chunk hash, as git's ``hash_chars`` counts them."""
-    text = b"\0" not in data[:_FIRST_FEW_BYTES]
-    counts: dict[int, int] = {}
-    accum1 = accum2 = length = 0
-    last = len(data) - 1
-    for at, byte in enumerate(data):
-        if text and byte == 13 and at < last and data[at + 1] == 10:
-            continue
+def _chunk_hash(chunk: bytes) -> int:
+    accum1 = accum2 = 0
+    for byte in chunk:
         previous = accum1
         accum1 = (((accum1 << 7) ^ (accum2 >> 25)) + byte) & _WORD
         accum2 = ((accum2 << 7) ^ (previous >> 25)) & _WORD
-        length += 1
-        if length < 64 and byte != 10:
-            continue
-        key = ((accum1 + accum2 * 0x61) & _WORD) % _HASHBASE
-        counts[key] = counts.get(key, 0) + length
-        length = accum1 = accum2 = 0
-    if length and (COUNT_FINAL_LINE if final_line is None else final_line):
-        key = ((accum1 + accum2 * 0x61) & _WORD) % _HASHBASE
-        counts[key] = counts.get(key, 0) + length
+    return ((accum1 + accum2 * 0x61) & _WORD) % _HASHBASE
+
+
+def span_counts(data: bytes, *, final_line: bool | None = None) -> dict[int, int]:
+    """Bytes per chunk hash, as git's ``hash_chars`` counts them."""
+    if b"\0" not in data[:_FIRST_FEW_BYTES]:
+        # git skips a CR right before an LF in text; "\r\r\n" keeps its first CR.
+        data = data.replace(b"\r\n", b"\n")
+    chunks = _CHUNK.findall(data)
+    # Chunks are found back to back from the start; what is left is a last line of fewer
+    # than 64 bytes without a newline.
+    tail = data[sum(map(len, chunks)) :]
+    if tail and (COUNT_FINAL_LINE if final_line is None else final_line):
+        chunks.append(tail)
+    counts: dict[int, int] = {}
+    memo = _HASHES
+    for chunk in chunks:
+        key = memo.get(chunk)
+        if key is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            key = memo[chunk] = _chunk_hash(chunk)
+        counts[key] = counts.get(key, 0) + len(chunk)
     return counts
 
 

@@ -1,34 +1,29 @@
-"""GitHub's view of a pull request's diff, computed with pygit2 and nothing of GitNeural's,
-so the fake is an independent judge of where review comments may go.
+"""GitHub's view of a pull request's diff, computed by git itself (``git diff -M``) and
+parsed with unidiff, nothing of GitNeural's, so the fake is an independent judge of where
+review comments may go.
 
-The diff is three-dot (merge base of base and head to head), with renames detected, three
-lines of context, like GitHub's. A comment may sit on the RIGHT side on an added or
-context line (new numbering), on the LEFT side on a deleted or context line (old
-numbering); ``start_line`` must lie in the same hunk and precede ``line``.
+The diff is three-dot (merge base of base and head to head), with git's rename detection,
+indent heuristic and three lines of context, like GitHub's. A comment may sit on the
+RIGHT side on an added or context line (new numbering), on the LEFT side on a deleted or
+context line (old numbering); ``start_line`` must lie in the same hunk and precede
+``line``.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind
+from unidiff import PatchedFile, PatchSet
 
 MAX_BODY = 65_536
 #: The PR diff endpoint gives up past these (406 ``too_large``).
 MAX_DIFF_FILES = 300
 MAX_DIFF_LINES = 20_000
-
-_STATUS = {
-    DeltaStatus.ADDED: "added",
-    DeltaStatus.DELETED: "removed",
-    DeltaStatus.MODIFIED: "modified",
-    DeltaStatus.RENAMED: "renamed",
-    DeltaStatus.COPIED: "copied",
-    DeltaStatus.TYPECHANGE: "changed",
-}
 
 
 @dataclass(frozen=True)
@@ -110,53 +105,105 @@ class PullDiff:
         return self.text.count("\n")
 
 
-def _empty_tree(git: pygit2.Repository) -> pygit2.Tree:
-    return git[git.TreeBuilder().write()].peel(pygit2.Tree)
+_STATUS = {"added": "added", "deleted": "removed", "renamed": "renamed", "modified": "modified"}
+#: git as GitHub runs it: nobody's configuration, no colour, renames at 50%.
+_GIT_DIFF = ("diff", "-M", "--no-color", "--no-ext-diff", "--full-index")
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"})
+    return env
+
+
+def _strip(name: str | None) -> str | None:
+    if name is None or name == "/dev/null":
+        return None
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def _status(raw: PatchedFile) -> str:
+    info = "".join(raw.patch_info or ())
+    if "\nnew file mode " in info:
+        return "added"
+    if "\ndeleted file mode " in info:
+        return "deleted"
+    if "\nrename from " in info:
+        return "renamed"
+    return "modified"
+
+
+def _sha(git: pygit2.Repository, commit: str, path: str) -> str:
+    tree = git[commit].peel(pygit2.Commit).tree
+    try:
+        return str(tree[path].id)
+    except KeyError:
+        return "0" * 40
 
 
 def pull_diff(git: pygit2.Repository, base_sha: str, head_sha: str) -> PullDiff:
-    head = git[head_sha].peel(pygit2.Commit)
-    merge_base = git.merge_base(base_sha, head.id)
-    old_tree = git[merge_base].peel(pygit2.Tree) if merge_base else _empty_tree(git)
-    diff = old_tree.diff_to_tree(head.tree, context_lines=3)
-    diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    """What GitHub shows: ``git diff -M`` from the merge base, computed by git itself."""
+    head = str(git[head_sha].peel(pygit2.Commit).id)
+    merge_base = git.merge_base(base_sha, head)
+    # git's well-known empty tree stands for "no merge base".
+    old = str(merge_base) if merge_base else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    text = subprocess.run(
+        ["git", "-c", "core.quotePath=false", "--git-dir", git.path, *_GIT_DIFF, old, head],
+        capture_output=True,
+        check=True,
+        env=_git_env(),
+    ).stdout.decode("utf-8", "surrogateescape")
     files: dict[str, FileDiff] = {}
-    texts: list[str] = []
-    for patch in diff:
-        if patch is None:
-            continue
-        delta = patch.delta
-        removed = delta.status == DeltaStatus.DELETED
-        path = delta.old_file.path if removed else delta.new_file.path
+    for raw in PatchSet(text):
+        status = _STATUS[_status(raw)]
+        removed = status == "removed"
+        old_path = _strip(raw.source_file) or ""
+        new_path = _strip(raw.target_file) or ""
+        if not raw.source_file or not raw.target_file:
+            # A binary or an exact rename prints no ---/+++ lines: the names are on
+            # "diff --git a/x b/y" (unidiff keeps them in .path and the rename lines).
+            old_path = old_path or raw.path
+            new_path = new_path or raw.path
+        if status == "renamed":
+            old_path = _rename_from(raw) or old_path
+        path = old_path if removed else new_path
         hunks = tuple(
             Hunk(
-                header=h.header if h.header.endswith("\n") else h.header + "\n",
+                header=f"@@ -{h.source_start},{h.source_length} "
+                f"+{h.target_start},{h.target_length} @@"
+                + (f" {h.section_header}" if h.section_header else "")
+                + "\n",
                 lines=tuple(
                     Line(
-                        origin=ln.origin,
-                        old_no=ln.old_lineno if ln.old_lineno > 0 else None,
-                        new_no=ln.new_lineno if ln.new_lineno > 0 else None,
-                        text=ln.content,
+                        origin=ln.line_type,
+                        old_no=ln.source_line_no,
+                        new_no=ln.target_line_no,
+                        text=ln.value,
                     )
-                    for ln in h.lines
-                    if ln.origin in "+- "
+                    for ln in h
+                    if ln.line_type in "+- "
                 ),
             )
-            for h in patch.hunks
+            for h in raw
         )
-        _, additions, deletions = patch.line_stats
         files[path] = FileDiff(
             path=path,
-            old_path=delta.old_file.path,
-            status=_STATUS.get(delta.status, "modified"),
-            sha=str(delta.old_file.id if removed else delta.new_file.id),
-            binary=bool(delta.is_binary),
+            old_path=old_path,
+            status=status,
+            sha=_sha(git, str(merge_base or head) if removed else head, path),
+            binary=bool(raw.is_binary_file),
             hunks=hunks,
-            additions=additions,
-            deletions=deletions,
+            additions=raw.added,
+            deletions=raw.removed,
         )
-        texts.append(patch.text or "")
-    return PullDiff(files=files, text="".join(texts))
+    return PullDiff(files=files, text=text)
+
+
+def _rename_from(raw: PatchedFile) -> str | None:
+    for line in raw.patch_info or ():
+        if line.startswith("rename from "):
+            return str(line[len("rename from ") :]).rstrip("\n")
+    return None
 
 
 def _int(value: Any) -> int | None:

@@ -120,9 +120,22 @@ def test_lines_are_clamped(app_change: Change) -> None:
     assert (got.start_line, got.end_line, got.placement) == (29, 31, Placement.INLINE)
     zero = one(check_findings([finding("app.py", 0, -4)], app_change)[0])
     assert (zero.start_line, zero.end_line) == (1, 1)
-    past = one(check_findings([finding("app.py", 500, 900)], app_change)[0])
-    assert (past.start_line, past.end_line) == (60, 60)
-    assert "clamped" in past.note
+    overlong = one(check_findings([finding("app.py", 58, 900)], app_change)[0])
+    assert (overlong.start_line, overlong.end_line) == (58, 60)
+    assert "clamped" in overlong.note
+
+
+def test_a_line_past_the_end_of_the_file_is_never_placed(tmp_path: Path) -> None:
+    """Issue 10, class 1: line 1,000,000 of a 3-line file is not moved onto line 3."""
+    change = make_change(
+        tmp_path, {"app.py": "a = 1\nb = 2\nc = 3\n"}, {"app.py": "a = 1\nb = 2\nc = 4\n"}
+    )
+    assert change.diff.files[0].commentable("RIGHT", 3, 3)  # where clamping put it
+    for start, end in ((1_000_000, 1_000_000), (500, 900), (4, 4)):
+        kept, dropped = check_findings([finding("app.py", start, end)], change)
+        assert kept == []
+        [(_, reason)] = dropped
+        assert "past the end of the file (3 lines)" in reason
 
 
 def test_range_crossing_hunks_is_moved_into_one_hunk(tmp_path: Path) -> None:
@@ -206,7 +219,7 @@ def test_three_thousand_line_hunk(tmp_path: Path) -> None:
     big = "".join(f"n{i} = {i}\n" for i in range(3000))
     change = make_change(tmp_path, {"keep.py": "k\n"}, {"big.py": big})
     started = time.perf_counter()
-    kept, _ = check_findings(
+    kept, dropped = check_findings(
         [
             finding("big.py", 1, 3000, title="whole file"),
             finding("big.py", 2999, 3000, suggestion="n2998 = 0\nn2999 = 0\n", title="end"),
@@ -218,7 +231,9 @@ def test_three_thousand_line_hunk(tmp_path: Path) -> None:
     by_title = {f.title: f for f in kept}
     assert (by_title["whole file"].start_line, by_title["whole file"].end_line) == (1, 3000)
     assert by_title["end"].suggestion == "n2998 = 0\nn2999 = 0\n"
-    assert by_title["past the end"].start_line == 3000
+    assert [(f.title, reason) for f, reason in dropped] == [
+        ("past the end", "line 3001 past the end of the file (3000 lines)")
+    ]
     assert all(f.placement == Placement.INLINE for f in kept)
 
 

@@ -12,7 +12,6 @@ rename scores), which GitNeural used before, differs from git on them.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sysconfig
 from collections.abc import Iterator
@@ -21,7 +20,16 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from gitdiffcheck import Comparison, commit_files, compare, git_diff, git_env, tree_files
+from diffcases import changes
+from gitdiffcheck import (
+    Comparison,
+    commit_files,
+    compare,
+    git_diff,
+    git_env,
+    like_the_local_git,
+    tree_files,
+)
 from gitutil import (
     Executable,
     FileValue,
@@ -33,10 +41,8 @@ from gitutil import (
     write_worktree,
 )
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pygit2.enums import DiffFind
 
-from bot import gitrenames
 from bot.gitdiff import diff_to_bytes
 from bot.gitrepo import range_change, staged_change, worktree_change
 from bot.review.diff import Diff, parse_diff
@@ -46,22 +52,9 @@ PURELIB = Path(sysconfig.get_paths()["purelib"])
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
-def local_git_counts_final_line() -> bool:
-    """git 2.43.2 started counting a last line without a newline towards similarity."""
-    out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
-    assert found, out
-    return tuple(map(int, found.groups())) >= (2, 43, 2)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _like_the_local_git() -> Iterator[None]:
-    # GitNeural follows today's git (and GitHub); the git compared with here may predate
-    # that one change, so the comparison uses its rule (tests/test_gitrenames.py checks
-    # both rules on git's own test case).
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gitrenames, "COUNT_FINAL_LINE", local_git_counts_final_line())
-        yield
+    yield from like_the_local_git()
 
 
 @dataclass
@@ -196,108 +189,6 @@ def test_crlf_no_final_newline_long_lines_and_foreign_bytes_match_git(world: Wor
 
 # -- generated changes -----------------------------------------------------------------
 
-_LINES: tuple[bytes, ...] = (
-    b"\n",
-    b"\n",
-    b"def f():\n",
-    b"    return x\n",
-    b"    pass\n",
-    b"x = 1\n",
-    b"}\n",
-    b"if (x) {\n",
-    b"    y();\n",
-    b"# comment\n",
-    b"  \t\n",
-    "é = 'café'\n".encode(),
-    b"latin-1 \xe9\xff\n",
-    b"L" * 150 + b"\n",
-)
-_PATHS = (
-    "a.py",
-    "b.py",
-    "src/a.py",
-    "src/b.py",
-    "lib/a.py",
-    "lib/deep/c.py",
-    "README.md",
-    "café.txt",
-    "sp ace.txt",
-    'q"uote.txt',
-    "Makefile",
-    "docs/a.py",
-)
-_ACTIONS = ("keep", "edit", "delete", "rename", "rename_edit", "copy", "chmod", "link")
-
-
-@st.composite
-def _text(draw: st.DrawFn) -> bytes:
-    data = b"".join(draw(st.lists(st.sampled_from(_LINES), min_size=1, max_size=30)))
-    if draw(st.booleans()):
-        data = data.replace(b"\n", b"\r\n")
-    if draw(st.booleans()):
-        data = data.rstrip(b"\r\n")
-    return data
-
-
-@st.composite
-def _content(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(("text", "text", "text", "text", "binary", "empty")))
-    if kind == "empty":
-        return b""
-    if kind == "binary":
-        return b"\0" + draw(st.binary(max_size=120))
-    return draw(_text())
-
-
-@st.composite
-def _edit(draw: st.DrawFn, data: bytes) -> bytes:
-    lines = data.splitlines(keepends=True)
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, len(lines)))
-        what = draw(st.sampled_from(("insert", "delete", "replace", "blank", "eol")))
-        new = draw(st.lists(st.sampled_from(_LINES), min_size=1, max_size=6))
-        if what == "insert":
-            lines[at:at] = new
-        elif what == "delete":
-            del lines[at : at + len(new)]
-        elif what == "replace":
-            lines[at : at + 1] = new
-        elif what == "blank" and at < len(lines):
-            lines[at] = lines[at].rstrip(b"\r\n") + b" \n"
-        elif lines:
-            lines[-1] = lines[-1].rstrip(b"\r\n")
-    return b"".join(lines)
-
-
-@st.composite
-def _changes(draw: st.DrawFn) -> tuple[dict[str, FileValue], dict[str, FileValue]]:
-    paths = draw(st.lists(st.sampled_from(_PATHS), min_size=1, max_size=6, unique=True))
-    base: dict[str, FileValue] = {path: draw(_content()) for path in paths}
-    head: dict[str, FileValue] = {}
-    free = [p for p in _PATHS if p not in base]
-    for path, value in base.items():
-        assert isinstance(value, bytes)
-        action = draw(st.sampled_from(_ACTIONS))
-        if action in ("rename", "rename_edit", "copy") and free:
-            target = draw(st.sampled_from(free))
-            free.remove(target)
-            moved = draw(_edit(value)) if action == "rename_edit" else value
-            head[target] = moved
-            if action == "copy":
-                head[path] = value
-        elif action == "edit":
-            head[path] = draw(_edit(value))
-        elif action == "chmod":
-            head[path] = Executable(value)
-        elif action == "link":
-            head[path] = Symlink(draw(st.sampled_from(_PATHS)))
-        elif action == "keep":
-            head[path] = value
-    added = draw(st.lists(st.sampled_from(free), max_size=2, unique=True)) if free else []
-    for path in added:
-        head[path] = draw(_content())
-    return base, head
-
 
 @settings(
     max_examples=250,
@@ -305,7 +196,7 @@ def _changes(draw: st.DrawFn) -> tuple[dict[str, FileValue], dict[str, FileValue
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(case=_changes())
+@given(case=changes())
 def test_generated_changes_match_git(
     world: World, case: tuple[dict[str, FileValue], dict[str, FileValue]]
 ) -> None:

@@ -126,6 +126,10 @@ def test_context_around_a_change_is_redacted_where_it_is_shown(tmp_path: Path) -
     (context,) = [f.context_text for f in plan.files]
     text = json.dumps(plan.messages)
     assert context.startswith("lines 1-15: def load_keys():")  # the unit is shown, cut
-    assert "BEGIN RSA PRIVATE KEY" not in context and context.count("[REDACTED:") == 2
+    assert "BEGIN RSA PRIVATE KEY" not in context
+    # The token's line, and each of the key's lines shown (4-15) says it is redacted.
+    numbered = {int(ln.split("|")[0]): ln for ln in context.splitlines()[1:]}
+    assert all("[REDACTED:private key]" in numbered[n] for n in range(4, 16))
+    assert context.count("[REDACTED:") == 1 + 12
     body = "".join(line for line in pem.splitlines() if "-----" not in line)
     assert _leaks(text, _windows(TOKEN[4:]) | _windows(body)) == []

@@ -5,9 +5,10 @@ Every text GitNeural sends (the diff, context, tool results) goes through
 lines into ``critical`` findings. Which formats count, and why, is in
 :mod:`bot.review.secret_patterns`.
 
-Redaction never changes the number of lines: a multi-line private key block becomes one
-placeholder followed by the same number of line breaks, so line numbers the model cites
-still point at the reviewed file.
+Redaction never changes the number of lines, and every line it touches says so: each
+line of a multi-line private key block becomes the placeholder (blank lines stay blank),
+so line numbers the model cites still point at the reviewed file, and no line the model
+is shown as code hides what it really holds.
 """
 
 from __future__ import annotations
@@ -162,8 +163,17 @@ def _scan(text: str) -> list[_Span]:
     return kept
 
 
+PLACEHOLDER_PREFIX = "[REDACTED:"
+
+
 def _placeholder(kind: str) -> str:
-    return f"[REDACTED:{kind}]"
+    return f"{PLACEHOLDER_PREFIX}{kind}]"
+
+
+def _covered(piece: str, placeholder: str) -> str:
+    if not piece:
+        return piece
+    return placeholder + ("\r" if piece.endswith("\r") else "")
 
 
 def _apply(text: str, spans: list[_Span]) -> str:
@@ -171,8 +181,11 @@ def _apply(text: str, spans: list[_Span]) -> str:
     pos = 0
     for span in spans:
         parts.append(text[pos : span.start])
-        parts.append(_placeholder(span.kind))
-        parts.append("\n" * text.count("\n", span.start, span.end))
+        mark = _placeholder(span.kind)
+        # One placeholder per line the secret covers: a blank line that was blank, and
+        # the line break a span may end with, stay as they were.
+        pieces = text[span.start : span.end].split("\n")
+        parts.append("\n".join(_covered(piece, mark) for piece in pieces))
         pos = span.end
     parts.append(text[pos:])
     return "".join(parts)

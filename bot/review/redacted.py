@@ -2,7 +2,8 @@
 
 The review core plans and prompts from :func:`redacted_change`; the findings check and
 every output keep using the real change (suggestions must apply to the real content,
-which never leaves the machine).
+which never leaves the machine). :func:`redacted_lines` is the one notion of a line the
+model did not see as it is: the findings check never lets a suggestion replace one.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import dataclasses
 from collections.abc import Iterator
 
 from bot.review.change import Change, Entry, EntryKind, Snapshot
-from bot.review.diff import decode_text, encode_text
-from bot.review.redact import redact_diff, redact_text
+from bot.review.diff import Diff, FileDiff, decode_text, encode_text
+from bot.review.lines import split_lines
+from bot.review.redact import PLACEHOLDER_PREFIX, redact_diff, redact_text
+
+#: What every redacted line shows the model instead of its content.
+REDACTION_MARK = PLACEHOLDER_PREFIX
 
 
 class RedactedSnapshot:
@@ -59,3 +64,24 @@ def redacted_change(change: Change) -> Change:
         title=redact_text(change.title)[0],
         description=redact_text(change.description)[0],
     )
+
+
+def redacted_lines(file: FileDiff, head_text: str | None) -> frozenset[int]:
+    """New-file lines of ``file`` the model was shown redacted, in the diff or in the file.
+
+    The diff's hunks are redacted on their own (a key cut by a hunk's edge is still
+    caught there) and the head file as a whole (context and tools read it), so a line
+    counts as unseen when either view changed it.
+    """
+    hidden: set[int] = set()
+    [shown_file] = redact_diff(Diff([file])).files
+    for hunk, shown in zip(file.hunks, shown_file.hunks, strict=True):
+        for line, seen in zip(hunk.lines, shown.lines, strict=True):
+            if line.new_no is not None and line.text != seen.text:
+                hidden.add(line.new_no)
+    if head_text is not None:
+        shown_text, hits = redact_text(head_text)
+        if hits:
+            pairs = zip(split_lines(head_text), split_lines(shown_text), strict=True)
+            hidden.update(n for n, (real, seen) in enumerate(pairs, start=1) if real != seen)
+    return frozenset(hidden)
