@@ -101,3 +101,9 @@ class GitHubError(GitNeuralError):
         self.retry_after = retry_after
         #: The HTTP status, when GitHub answered at all.
         self.status = status
+
+
+class StoreError(GitNeuralError):
+    """The store (SQLite or PostgreSQL) cannot be reached, opened or migrated."""
+
+    exit_code = EXIT_MODEL

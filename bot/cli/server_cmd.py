@@ -28,6 +28,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from bot.cli.db_cmd import upgrade_store
+
 if TYPE_CHECKING:
     import flask
 
@@ -166,6 +168,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     WebSettings.from_env()  # refuses to start without GITHUB_WEBHOOK_SECRET (exit 2)
     settings = WorkerSettings.from_env()
+    log.info("%s", upgrade_store())
     with_worker = settings.embedded_broker if args.worker is None else args.worker
     if not with_worker:
         return _run_gunicorn(_gunicorn_options(args))
@@ -194,6 +197,7 @@ def run_worker(args: argparse.Namespace) -> int:
     overrides = {"pool": args.pool, "concurrency": args.concurrency}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})
     _check_worker_env()
+    log.info("%s", upgrade_store())
     app = create_celery(settings)
     names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
     label = "-".join(args.queues)

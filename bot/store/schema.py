@@ -1,0 +1,40 @@
+"""The store's tables, as SQLAlchemy models; Alembic's revisions create them.
+
+Every model derives from :class:`Base`, whose naming convention gives constraints and
+indexes stable names on SQLite and PostgreSQL alike (Alembic needs them to alter
+tables later). Each revision in ``migrations/versions`` creates or changes exactly what
+these models declare; a test compares the two.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class StoreInfo(Base):
+    """Facts about the store itself (when it was created, by which version)."""
+
+    __tablename__ = "store_info"
+
+    key: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(sa.Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
