@@ -31,12 +31,12 @@ import pygit2
 from benchmarks.common import Row, k3_stub, main, row, tests_module
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
 from bot.config import Config
+from bot.domain.change import Change
+from bot.domain.diff import decode_text
 from bot.gitrepo import diff_to_bytes, range_change
 from bot.llm import Effort, K3Client, LLMSettings
 from bot.review.budget import estimate_tokens
-from bot.review.change import Change
 from bot.review.core import plan_review, review
-from bot.review.diff import decode_text
 
 TOKEN_FILES = 30
 QUICK_TOKEN_FILES = 5

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+from bot.domain.change import Snapshot
 from bot.errors import ConfigError
-from bot.review.change import Snapshot
 
 CONFIG_FILE = ".gitneural.toml"
 

@@ -1,7 +1,7 @@
 """Git access with pygit2: the changes GitNeural reviews, and files at any revision.
 
-Every entrance builds its :class:`~bot.review.change.Change` here (or, for ``--diff
-FILE``, from the same :func:`bot.review.diff.parse_diff`), so all of them share one diff
+Every entrance builds its :class:`~bot.domain.change.Change` here (or, for ``--diff
+FILE``, from the same :func:`bot.domain.diff.parse_diff`), so all of them share one diff
 parser and one notion of renames. Nothing here writes to the repository: not the index,
 not the object database, not the work tree. Diffs use git's defaults (3 context lines, no
 inter-hunk merging, renames at 50% similarity) because GitHub anchors comments on the
@@ -15,9 +15,9 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
 
+from bot.domain.change import Change
+from bot.domain.diff import Diff, decode_text, parse_diff
 from bot.errors import GitError
-from bot.review.change import Change
-from bot.review.diff import Diff, decode_text, parse_diff
 from bot.snapshots import IndexSnapshot, TreeSnapshot, clean_path
 from bot.worktree import WorkTreeSnapshot
 

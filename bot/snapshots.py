@@ -1,6 +1,6 @@
 """Read-only views of one version of a repository: a commit's tree and the index.
 
-They implement :class:`bot.review.change.Snapshot`. The reviewer and its read-only tools
+They implement :class:`bot.domain.change.Snapshot`. The reviewer and its read-only tools
 see files only through them, so they report entries exactly as git records them: a
 symlink is a ``"symlink"`` (its target is never followed), a gitlink is a
 ``"submodule"`` (never entered), and only regular files have content. Paths are
@@ -17,8 +17,8 @@ from functools import cached_property
 import pygit2
 from pygit2.enums import FileMode
 
-from bot.review.change import Entry, EntryKind
-from bot.review.diff import decode_text
+from bot.domain.change import Entry, EntryKind
+from bot.domain.diff import decode_text
 
 TREE_MODE = int(FileMode.TREE)
 LINK_MODE = int(FileMode.LINK)

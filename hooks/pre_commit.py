@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bot.config import Effort, HookSettings
+from bot.domain.results import Finding, ReviewResult
 from bot.errors import EXIT_OK, ConfigError, GitNeuralError
-from bot.review.types import Finding, ReviewResult
 from hooks.policy import HookPolicy, cannot_review, resolve_policy, verdict
 from hooks.targets import (
     Stage,
@@ -34,8 +34,8 @@ from hooks.targets import (
 
 if TYPE_CHECKING:
     from bot.config import Config
+    from bot.domain.change import Change
     from bot.llm import LLMSettings
-    from bot.review.change import Change
 
 #: Hook runs are short: back off briefly between retries (the time budget caps them too).
 _BACKOFF_BASE_S = 0.5
@@ -214,9 +214,9 @@ def _review(
 
 
 def _suggestions(reviewed: list[_Reviewed], patch_out: Path | None, stdout: TextIO) -> None:
+    from bot.domain.diff import encode_text
     from bot.render.sanitize import terminal_text
     from bot.render.text import headline
-    from bot.review.diff import encode_text
     from hooks.patch import suggestions_patch
 
     text = ""

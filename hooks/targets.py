@@ -21,9 +21,9 @@ import pygit2
 from pygit2.enums import RepositoryOpenFlag, RepositoryState, SortMode
 
 from bot import gitrepo
+from bot.domain.change import Change
+from bot.domain.diff import FileStatus
 from bot.errors import GitError, UsageError
-from bot.review.change import Change
-from bot.review.diff import FileStatus
 
 Stage = Literal["pre-commit", "pre-push"]
 

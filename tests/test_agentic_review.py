@@ -20,9 +20,9 @@ from k3brain import (
 )
 from k3stub import K3Stub, Reply
 
+from bot.domain.change import Change
 from bot.errors import ModelOutputError
 from bot.gitrepo import range_change
-from bot.review.change import Change
 from bot.review.core import review
 from bot.review.tools import ToolLimits
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from gitutil import commit, make_repo
 
+from bot.domain.diff import parse_diff
 from bot.gitrepo import TreeSnapshot, range_change
 from bot.review.context import (
     MAX_CONTEXT_LINES,
@@ -17,7 +18,6 @@ from bot.review.context import (
     build_file_context,
     load_instructions,
 )
-from bot.review.diff import parse_diff
 from bot.review.enclosing import MAX_RANGE_LINES, enclosing_ranges
 from bot.review.enclosing_python import parse_units, python_units
 

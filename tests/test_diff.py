@@ -1,4 +1,4 @@
-"""The diff model (bot.review.diff) on diffs from real git repositories and hand-made ones."""
+"""The diff model (bot.domain.diff) on diffs from real git repositories and hand-made ones."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pygit2
 import pytest
 from gitutil import Executable, Symlink, commit, make_repo
 
+from bot.domain.diff import Diff, FileDiff, FileStatus, encode_text, parse_diff
 from bot.errors import UsageError
 from bot.gitrepo import range_change
-from bot.review.diff import Diff, FileDiff, FileStatus, encode_text, parse_diff
 
 
 def _git_diff(tmp_path: Path, before: dict, after: dict) -> Diff:

@@ -13,13 +13,13 @@ from gitutil import commit, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.domain.change import Change
+from bot.domain.diff import parse_diff
+from bot.domain.results import Finding, Placement, Severity
 from bot.gitrepo import range_change
 from bot.review.anchor import NEAR_LINES, find_file
-from bot.review.change import Change
-from bot.review.diff import parse_diff
 from bot.review.findings import PATH_NOT_IN_CHANGE, apply_suggestion, check_findings, order_key
 from bot.review.suggestions import SuggestionError, bracket_balance
-from bot.review.types import Finding, Placement, Severity
 
 BASE_APP = "".join(f"value_{i} = {i}\n" for i in range(1, 61))
 

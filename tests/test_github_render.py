@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.domain.results import Coverage, Finding, Placement, Severity, SkippedFile
 from bot.render.github import (
     MAX_BODY,
     Links,
@@ -18,7 +19,6 @@ from bot.render.github import (
 )
 from bot.render.markdown_check import markdown_problem
 from bot.render.sanitize import SAFE_TAGS
-from bot.review.types import Coverage, Finding, Placement, Severity, SkippedFile
 from bot.usage import Usage
 
 HEAD = "a" * 40

@@ -13,6 +13,8 @@ import pytest
 from gitutil import Executable, Gitlink, Symlink, commit, make_repo, stage, write_worktree
 from pygit2.enums import FileMode
 
+from bot.domain.change import Entry, Snapshot
+from bot.domain.diff import Diff, FileStatus, encode_text
 from bot.errors import GitError
 from bot.gitrepo import (
     IndexSnapshot,
@@ -27,8 +29,6 @@ from bot.gitrepo import (
     staged_change,
     worktree_change,
 )
-from bot.review.change import Entry, Snapshot
-from bot.review.diff import Diff, FileStatus, encode_text
 
 SUB = "0123456789abcdef0123456789abcdef01234567"
 

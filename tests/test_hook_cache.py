@@ -14,8 +14,8 @@ from gitutil import commit, make_repo, stage
 
 from bot import gitrepo
 from bot.config import Config, parse_config
-from bot.review.change import Change
-from bot.review.types import Coverage, Finding, ReviewResult, Severity
+from bot.domain.change import Change
+from bot.domain.results import Coverage, Finding, ReviewResult, Severity
 from bot.usage import Usage
 from hooks.cache import ResultCache, cache_key, default_directory
 

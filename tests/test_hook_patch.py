@@ -9,7 +9,7 @@ import pygit2
 from gitutil import commit, make_repo, stage
 
 from bot import gitrepo
-from bot.review.types import Finding, Severity
+from bot.domain.results import Finding, Severity
 from hooks.patch import quote_path, suggestions_patch
 
 

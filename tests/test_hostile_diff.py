@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.domain.diff import SIDES, Diff, FileDiff, parse_diff
 from bot.errors import UsageError
-from bot.review.diff import SIDES, Diff, FileDiff, parse_diff
 
 SETTINGS = settings(max_examples=300, deadline=None)
 

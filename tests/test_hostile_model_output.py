@@ -34,12 +34,12 @@ from jobrunutil import REPO, job_world
 from k3stub import Reply
 
 from bot.config import GitHubSettings
+from bot.domain.change import Change
+from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.gitrepo import range_change
 from bot.render.github import MAX_BODY, Marker, parse_marker
-from bot.review.change import Change
 from bot.review.findings import check_findings
 from bot.review.submission import SubmissionError, parse_submission
-from bot.review.types import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.usage import Usage
 from workers.jobrun import run_review_job
 from workers.prchange import PullChange

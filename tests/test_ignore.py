@@ -9,7 +9,7 @@ import pytest
 from gitutil import Executable, Files, commit, make_repo
 
 from bot.config import DEFAULT_IGNORES, Config
-from bot.review.diff import Diff, parse_diff
+from bot.domain.diff import Diff, parse_diff
 from bot.review.ignore import select_files
 
 

@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from fakekeys import new_rsa_pem
 from gitutil import commit, make_repo
 
+from bot.domain.diff import Diff
+from bot.domain.results import Severity
 from bot.gitrepo import range_change
-from bot.review.diff import Diff
 from bot.review.redact import SecretHit, redact_diff, redact_text, secret_findings
-from bot.review.types import Severity
 
 ALNUM = "Fk3qZ8wN2xR7vB1mL5tY9pD4hJ6sC0gA"  # 32 mixed characters, fake
 
@@ -353,7 +353,7 @@ def test_a_3000_file_diff_is_scanned_quickly(tmp_path: Path) -> None:
             f"+++ b/f{i}.py\n@@ -0,0 +1,{len(chunk)} @@\n{body}"
         )
         added += len(chunk)
-    from bot.review.diff import parse_diff
+    from bot.domain.diff import parse_diff
 
     diff = parse_diff("".join(files))
     started = time.perf_counter()

@@ -11,14 +11,14 @@ import jsonschema
 import pytest
 from gitutil import commit, make_repo
 
+from bot.domain.change import Change
+from bot.domain.results import Coverage, Finding, ReviewResult, Severity, SkippedFile
 from bot.errors import UsageError
 from bot.gitrepo import range_change
 from bot.render.json_report import load_json, render_json
 from bot.render.sarif import render_sarif, rule_id
 from bot.render.text import render_text
-from bot.review.change import Change
 from bot.review.findings import apply_suggestion, check_findings
-from bot.review.types import Coverage, Finding, ReviewResult, Severity, SkippedFile
 from bot.usage import Usage
 
 SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"

@@ -13,10 +13,10 @@ from gitutil import commit, make_repo
 from k3brain import call, client_for, config, results_by_call, submit, tools_reply
 from k3stub import K3Stub
 
+from bot.domain.change import Change
+from bot.domain.results import Severity
 from bot.gitrepo import range_change
-from bot.review.change import Change
 from bot.review.core import plan_review, review
-from bot.review.types import Severity
 
 # Built at run time so that no secret scanner flags this repository.
 TOKEN = "ghp_" + "".join(chr(ord("A") + (i * 7) % 26) for i in range(18)) + "k3Q9x1Lm8Zp2Wv5Rt7"

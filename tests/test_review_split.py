@@ -14,11 +14,11 @@ from gitutil import Gitlink, commit, make_repo
 from k3brain import call, client_for, config, results_by_call, submit, tools_reply, user_text
 from k3stub import K3Stub, Reply
 
+from bot.domain.change import Change
 from bot.errors import ModelConfigError
 from bot.gitrepo import range_change
 from bot.llm import K3Client, LLMSettings
 from bot.review.budget import file_cost
-from bot.review.change import Change
 from bot.review.core import plan_review, review
 from bot.review.ignore import SUBMODULE
 from bot.review.split import GROUP_LIMIT, module_stem, split_files

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bot.domain.results import Finding, Placement, Severity
 from bot.errors import ModelOutputError
 from bot.review.submission import (
     Submission,
@@ -16,7 +17,6 @@ from bot.review.submission import (
     parse_submission,
     repair_message,
 )
-from bot.review.types import Finding, Placement, Severity
 
 
 def _finding(**changes: Any) -> dict[str, Any]:

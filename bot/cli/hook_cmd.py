@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.review.types import Severity
+from bot.domain.results import Severity
 
 EFFORTS = ("low", "high", "max")
 SEVERITIES = tuple(str(s) for s in Severity)

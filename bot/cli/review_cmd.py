@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config, Effort, trusted_config
+from bot.domain.change import Change
+from bot.domain.results import ReviewResult, Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from bot.review.change import Change
-from bot.review.types import ReviewResult, Severity
 
 FORMATS = ("text", "json", "sarif")
 EFFORTS = ("low", "high", "max")
@@ -71,8 +71,8 @@ def _read_diff(source: str) -> bytes:
 def load_change(args: argparse.Namespace) -> Change:
     """The change the arguments name (pygit2 is imported only here)."""
     from bot import gitrepo
+    from bot.domain.diff import parse_diff
     from bot.errors import GitError
-    from bot.review.diff import parse_diff
 
     if args.head and not args.base:
         raise UsageError("--head needs --base")

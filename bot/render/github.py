@@ -22,14 +22,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain.diff import printable
+from bot.domain.results import Coverage, Finding, Severity
 from bot.render.sanitize import (
     neutralise_markers,
     sanitize_inline,
     sanitize_markdown,
     suggestion_fence,
 )
-from bot.review.diff import printable
-from bot.review.types import Coverage, Finding, Severity
 from bot.usage import Usage
 
 #: GitHub's limit for a review body and for each comment body.

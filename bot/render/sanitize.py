@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from bot.domain.diff import printable
 from bot.render.markdown_check import markdown_problem
 from bot.render.markdown_tokens import (
     AT_ENTITY,
@@ -45,7 +46,6 @@ from bot.render.markdown_tokens import (
     inline_pieces,
     markdown_pieces,
 )
-from bot.review.diff import printable
 from bot.review.suggestions import replacement_lines
 
 __all__ = [

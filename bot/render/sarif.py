@@ -18,11 +18,11 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from bot.domain.change import Change
+from bot.domain.diff import printable
+from bot.domain.results import Finding, ReviewResult, Severity
 from bot.review.anchor import find_file
-from bot.review.change import Change
-from bot.review.diff import printable
 from bot.review.suggestions import replacement_lines
-from bot.review.types import Finding, ReviewResult, Severity
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.review.diff import Diff, FileDiff, FileStatus, Hunk, Side
-from bot.review.types import Placement
+from bot.domain.diff import Diff, FileDiff, FileStatus, Hunk, Side
+from bot.domain.results import Placement
 
 #: How far (in lines) outside a hunk a finding may lie and still be moved onto it.
 NEAR_LINES = 5

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from bot.review.diff import encode_text
-from bot.review.types import SkippedFile
+from bot.domain.diff import encode_text
+from bot.domain.results import SkippedFile
 
 if TYPE_CHECKING:
     from bot.review.context import FileContext

@@ -17,9 +17,9 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.domain.change import Snapshot
+from bot.domain.diff import FileDiff, FileStatus, Hunk, decode_text, printable
 from bot.review.budget import estimate_tokens
-from bot.review.change import Snapshot
-from bot.review.diff import FileDiff, FileStatus, Hunk, decode_text, printable
 from bot.review.enclosing import enclosing_ranges, enclosing_units, language_for, unit_name
 from bot.review.redact import redact_text
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config, Effort
+from bot.domain.change import Change
+from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.llm import ModelClient, Progress
 from bot.review.agent import LoopBudget
 from bot.review.budget import estimate_tokens, file_cost, pack
-from bot.review.change import Change
 from bot.review.context import FileContext, build_file_context, load_instructions
 from bot.review.findings import check_findings
 from bot.review.ignore import select_files
@@ -33,7 +34,6 @@ from bot.review.redacted import redacted_change
 from bot.review.related import RelatedFinder, RelatedLimits
 from bot.review.split import split_files
 from bot.review.tools import RepoTools, ToolLimits
-from bot.review.types import Coverage, Finding, ReviewResult, SkippedFile
 from bot.usage import Usage
 
 __all__ = ["ReviewGroup", "ReviewPlan", "plan_review", "review"]

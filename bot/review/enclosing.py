@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from bot.review.diff import printable
+from bot.domain.diff import printable
 from bot.review.enclosing_python import python_units
 
 Family = Literal["python", "brace", "indent", "auto", "none"]

@@ -18,9 +18,10 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Callable
 
+from bot.domain.change import Change
+from bot.domain.diff import SIDES, FileDiff, Side
+from bot.domain.results import Finding, Placement
 from bot.review.anchor import anchor, find_file, normalise_path
-from bot.review.change import Change
-from bot.review.diff import SIDES, FileDiff, Side
 from bot.review.fingerprint import (
     SECRET_SOURCE,
     fingerprint,
@@ -30,7 +31,6 @@ from bot.review.fingerprint import (
 )
 from bot.review.lines import SideText, side_text
 from bot.review.suggestions import apply_suggestion, suggestion_problem
-from bot.review.types import Finding, Placement
 
 __all__ = ["PATH_NOT_IN_CHANGE", "apply_suggestion", "check_findings", "order_key"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from fnmatch import translate
 
 from bot.config import DEFAULT_IGNORES
-from bot.review.diff import Diff, FileDiff, FileStatus
-from bot.review.types import SkippedFile
+from bot.domain.diff import Diff, FileDiff, FileStatus
+from bot.domain.results import SkippedFile
 
 BINARY = "binary"
 MODE_ONLY = "mode change only"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.review.change import Change
-from bot.review.diff import FileDiff, FileStatus, Side, decode_text
+from bot.domain.change import Change
+from bot.domain.diff import FileDiff, FileStatus, Side, decode_text
 
 
 def split_lines(text: str) -> list[str]:

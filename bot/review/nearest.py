@@ -19,7 +19,7 @@ import heapq
 import posixpath
 from collections.abc import Iterable, Iterator
 
-from bot.review.change import Snapshot
+from bot.domain.change import Snapshot
 
 __all__ = ["nearest_files"]
 

@@ -22,12 +22,12 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.domain.results import Coverage, Finding, SkippedFile
 from bot.errors import ModelConfigError, ModelError, ModelQuotaError
 from bot.llm import ModelClient, Progress
 from bot.review.agent import LoopBudget, LoopStats, ToolRunner, converse
 from bot.review.context import FileContext
 from bot.review.submission import Submission
-from bot.review.types import Coverage, Finding, SkippedFile
 from bot.usage import Usage
 
 __all__ = ["GroupOutcome", "ReviewGroup", "coverage_sentence", "review_groups"]

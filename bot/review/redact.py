@@ -18,9 +18,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from bot.review.diff import Diff, DiffLine, FileDiff, Hunk
+from bot.domain.diff import Diff, DiffLine, FileDiff, Hunk
+from bot.domain.results import Finding, Severity
 from bot.review.secret_patterns import patterns_for
-from bot.review.types import Finding, Severity
 
 PRIVATE_KEY = "private key"
 #: Runs of bare base64 lines with no BEGIN/END in sight: the middle of a key, or a

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from bot.review.change import Change, Entry, EntryKind, Snapshot
-from bot.review.diff import decode_text, encode_text
+from bot.domain.change import Change, Entry, EntryKind, Snapshot
+from bot.domain.diff import decode_text, encode_text
 from bot.review.redact import redact_diff, redact_text
 
 

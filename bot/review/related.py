@@ -32,10 +32,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.domain.change import Snapshot
+from bot.domain.diff import FileDiff, decode_text
 from bot.errors import GitNeuralError
 from bot.review.budget import estimate_tokens
-from bot.review.change import Snapshot
-from bot.review.diff import FileDiff, decode_text
 from bot.review.name_probe import NameProbe
 from bot.review.nearest import nearest_files
 from bot.review.redact import redact_text

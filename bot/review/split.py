@@ -25,9 +25,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.domain.results import SkippedFile
 from bot.review.budget import file_cost, over_budget
 from bot.review.context import FileContext
-from bot.review.types import SkippedFile
 
 __all__ = ["GROUP_LIMIT", "Group", "module_stem", "split_files"]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import prompts
+from bot.domain.results import Finding, Severity
 from bot.errors import ModelOutputError
-from bot.review.types import Finding, Severity
 
 if TYPE_CHECKING:
     import jsonschema

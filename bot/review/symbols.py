@@ -12,8 +12,8 @@ import builtins
 import keyword
 import re
 
-from bot.review.change import Snapshot
-from bot.review.diff import FileDiff, decode_text
+from bot.domain.change import Snapshot
+from bot.domain.diff import FileDiff, decode_text
 from bot.review.enclosing import enclosing_ranges
 from bot.review.tool_search import is_binary
 

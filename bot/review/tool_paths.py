@@ -2,7 +2,7 @@
 
 The model's arguments are untrusted (a prompt injection in the diff can ask for
 ``/etc/passwd``), so every path is normalised lexically and resolved entry by entry
-through the :class:`~bot.review.change.Snapshot`, never through the file system. A
+through the :class:`~bot.domain.change.Snapshot`, never through the file system. A
 symlink is followed only when its target stays inside the snapshot; a submodule, a
 ``.git`` component, an absolute path or a ``..`` that climbs out is refused with a
 message the model can act on.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from bot.domain.change import EntryKind, Snapshot
 from bot.errors import GitNeuralError
-from bot.review.change import EntryKind, Snapshot
 
 _MAX_SYMLINK_HOPS = 8
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import regex
 
-from bot.review.change import Snapshot
-from bot.review.diff import decode_text
+from bot.domain.change import Snapshot
+from bot.domain.diff import decode_text
 from bot.review.redact import redact_text
 from bot.review.tool_paths import ToolError, normalize, shown
 

@@ -2,7 +2,7 @@
 
 ``read_file``, ``search``, ``list_dir`` and ``find_definition`` read the reviewed
 snapshot (the head tree, or the index for a staged review) through the
-:class:`~bot.review.change.Snapshot` protocol, never the live work tree or the file
+:class:`~bot.domain.change.Snapshot` protocol, never the live work tree or the file
 system. Their arguments come from the model and may have been planted by a prompt
 injection, so paths are resolved inside the snapshot only (:mod:`bot.review.tool_paths`),
 searches are bounded (:mod:`bot.review.tool_search`), and every result is redacted and
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain.change import Snapshot
+from bot.domain.diff import decode_text, printable
 from bot.errors import GitNeuralError
-from bot.review.change import Snapshot
-from bot.review.diff import decode_text, printable
 from bot.review.redact import redact_text
 from bot.review.tool_paths import ToolError, normalize, resolve, shown
 from bot.review.tool_search import (

@@ -6,7 +6,7 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bot.review.diff import Side
+from bot.domain.diff import Side
 from bot.usage import Usage
 
 

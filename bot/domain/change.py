@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from bot.review.diff import Diff
+from bot.domain.diff import Diff
 
 EntryKind = Literal["file", "dir", "symlink", "submodule"]
 
