@@ -33,7 +33,7 @@ from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
 from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import decode_text
-from bot.gitrepo import diff_to_bytes, range_change
+from bot.git.repo import diff_to_bytes, range_change
 from bot.llm import Effort, K3Client, LLMSettings
 from bot.review.budget import estimate_tokens
 from bot.review.core import plan_review, review

@@ -22,7 +22,7 @@ from k3stub import K3Stub, Reply
 
 from bot.domain.change import Change
 from bot.errors import ModelOutputError
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.core import review
 from bot.review.tools import ToolLimits
 

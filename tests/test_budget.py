@@ -9,7 +9,7 @@ from gitutil import commit, make_repo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.budget import estimate_tokens, file_cost, pack
 from bot.review.context import FileContext, build_file_context
 

@@ -11,7 +11,7 @@ import pytest
 from gitutil import commit, make_repo
 
 from bot.domain.diff import parse_diff
-from bot.gitrepo import TreeSnapshot, range_change
+from bot.git.repo import TreeSnapshot, range_change
 from bot.review.context import (
     MAX_CONTEXT_LINES,
     annotate_diff,

@@ -11,7 +11,7 @@ from gitutil import Executable, Symlink, commit, make_repo
 
 from bot.domain.diff import Diff, FileDiff, FileStatus, encode_text, parse_diff
 from bot.errors import UsageError
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 
 
 def _git_diff(tmp_path: Path, before: dict, after: dict) -> Diff:

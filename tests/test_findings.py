@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.results import Finding, Placement, Severity
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.anchor import NEAR_LINES, find_file
 from bot.review.findings import PATH_NOT_IN_CHANGE, apply_suggestion, check_findings, order_key
 from bot.review.suggestions import SuggestionError, bracket_balance

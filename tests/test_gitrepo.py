@@ -1,4 +1,4 @@
-"""Git access (bot.gitrepo) and snapshots on real repositories built with pygit2."""
+"""Git access (bot.git.repo) and snapshots on real repositories built with pygit2."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pygit2.enums import FileMode
 from bot.domain.change import Entry, Snapshot
 from bot.domain.diff import Diff, FileStatus, encode_text
 from bot.errors import GitError
-from bot.gitrepo import (
+from bot.git.repo import (
     IndexSnapshot,
     TreeSnapshot,
     WorkTreeSnapshot,

@@ -12,10 +12,10 @@ import pygit2
 import pytest
 from gitutil import commit, make_repo, stage
 
-from bot import gitrepo
 from bot.config import Config, parse_config
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, Severity
+from bot.git import repo as gitrepo
 from bot.usage import Usage
 from hooks.cache import ResultCache, cache_key, default_directory
 

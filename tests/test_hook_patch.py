@@ -8,8 +8,8 @@ from pathlib import Path
 import pygit2
 from gitutil import commit, make_repo, stage
 
-from bot import gitrepo
 from bot.domain.results import Finding, Severity
+from bot.git import repo as gitrepo
 from hooks.patch import quote_path, suggestions_patch
 
 

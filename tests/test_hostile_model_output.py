@@ -36,7 +36,7 @@ from k3stub import Reply
 from bot.config import GitHubSettings
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.render.github import MAX_BODY, Marker, parse_marker
 from bot.review.findings import check_findings
 from bot.review.submission import SubmissionError, parse_submission

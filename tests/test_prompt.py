@@ -17,7 +17,7 @@ import prompts
 from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.results import SkippedFile
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.budget import estimate_tokens, file_cost
 from bot.review.context import FileContext, build_file_context
 from bot.review.prompt import (

@@ -14,7 +14,7 @@ from gitutil import commit, make_repo
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, Severity, SkippedFile
 from bot.errors import UsageError
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.render.json_report import load_json, render_json
 from bot.render.sarif import render_sarif, rule_id
 from bot.render.text import render_text

@@ -15,7 +15,7 @@ from k3brain import call, client_for, config, results_by_call, submit, tools_rep
 from k3stub import K3Stub, Reply
 
 from bot.domain.results import ReviewResult
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.core import review
 from bot.review.findings import PATH_NOT_IN_CHANGE
 from bot.review.prompt import SYSTEM_TEMPLATE, render_template

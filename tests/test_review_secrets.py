@@ -15,7 +15,7 @@ from k3stub import K3Stub
 
 from bot.domain.change import Change
 from bot.domain.results import Severity
-from bot.gitrepo import range_change
+from bot.git.repo import range_change
 from bot.review.core import plan_review, review
 
 # Built at run time so that no secret scanner flags this repository.

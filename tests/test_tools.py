@@ -14,7 +14,7 @@ from gitutil import Gitlink, Symlink, commit, make_repo, stage, write_worktree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.gitrepo import IndexSnapshot, TreeSnapshot, WorkTreeSnapshot
+from bot.git.repo import IndexSnapshot, TreeSnapshot, WorkTreeSnapshot
 from bot.review.tools import RepoTools, ToolError, ToolLimits
 
 TOKEN = "ghp_" + "Fk3qZ8wN2xR7vB1mL5tY9pD4hJ6sC0gAzQ1w"[:36]

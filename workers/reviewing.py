@@ -15,7 +15,7 @@ from bot.config import Config, Effort, trusted_config
 from bot.domain.results import ReviewResult
 from bot.gh.mirror import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
-from bot.gitrepo import TreeSnapshot, resolve_commit
+from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
 from bot.llm import K3Client
 from bot.review.core import review

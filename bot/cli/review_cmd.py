@@ -70,31 +70,39 @@ def _read_diff(source: str) -> bytes:
 
 def load_change(args: argparse.Namespace) -> Change:
     """The change the arguments name (pygit2 is imported only here)."""
-    from bot import gitrepo
     from bot.domain.diff import parse_diff
     from bot.errors import GitError
+    from bot.git.repo import (
+        has_staged_changes,
+        open_repo,
+        range_change,
+        resolve_commit,
+        staged_change,
+        worktree_change,
+    )
+    from bot.git.snapshots import TreeSnapshot
 
     if args.head and not args.base:
         raise UsageError("--head needs --base")
     if args.diff:
         diff = parse_diff(_read_diff(args.diff))
         try:
-            repo = gitrepo.open_repo(args.repo)
+            repo = open_repo(args.repo)
         except GitError:
             return Change(diff=diff, title=f"diff {args.diff}")
-        head = None if repo.head_is_unborn else gitrepo.resolve_commit(repo, "HEAD")
-        trusted = gitrepo.TreeSnapshot(repo, head) if head is not None else None
+        head = None if repo.head_is_unborn else resolve_commit(repo, "HEAD")
+        trusted = TreeSnapshot(repo, head) if head is not None else None
         return Change(diff=diff, trusted=trusted, title=f"diff {args.diff}")
-    repo = gitrepo.open_repo(args.repo)
+    repo = open_repo(args.repo)
     if args.base:
-        return gitrepo.range_change(repo, args.base, args.head or "HEAD")
+        return range_change(repo, args.base, args.head or "HEAD")
     if args.staged:
-        return gitrepo.staged_change(repo)
+        return staged_change(repo)
     if args.worktree:
-        return gitrepo.worktree_change(repo)
-    if gitrepo.has_staged_changes(repo):
-        return gitrepo.staged_change(repo)
-    return gitrepo.worktree_change(repo)
+        return worktree_change(repo)
+    if has_staged_changes(repo):
+        return staged_change(repo)
+    return worktree_change(repo)
 
 
 def resolve_effort(flag: str | None, config: Config) -> Effort:

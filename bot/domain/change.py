@@ -2,7 +2,7 @@
 
 The core never touches a work tree: it reads the reviewed content through a
 :class:`Snapshot` (a commit's tree, or the index for a staged review), built by
-``bot.gitrepo``. Everything in ``title`` and ``description`` is untrusted text written by
+``bot.git.repo``. Everything in ``title`` and ``description`` is untrusted text written by
 the change's author; ``instructions`` come from a trusted revision (the default branch
 or HEAD), never from the change itself.
 """

@@ -6,7 +6,7 @@ symlink is a ``"symlink"`` (its target is never followed), a gitlink is a
 ``"submodule"`` (never entered), and only regular files have content. Paths are
 repository-relative with ``/``; anything that could escape (``..``, an absolute path, a
 ``.git`` component, a NUL) is treated as absent rather than resolved. The work tree's
-view is in :mod:`bot.worktree`.
+view is in :mod:`bot.git.worktree`.
 """
 
 from __future__ import annotations

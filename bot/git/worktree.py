@@ -16,7 +16,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from bot.errors import GitError
-from bot.snapshots import (
+from bot.git.snapshots import (
     GITLINK_MODE,
     LINK_MODE,
     TREE_MODE,

@@ -18,8 +18,8 @@ from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
 from bot.domain.change import Change
 from bot.domain.diff import Diff, decode_text, parse_diff
 from bot.errors import GitError
-from bot.snapshots import IndexSnapshot, TreeSnapshot, clean_path
-from bot.worktree import WorkTreeSnapshot
+from bot.git.snapshots import IndexSnapshot, TreeSnapshot, clean_path
+from bot.git.worktree import WorkTreeSnapshot
 
 __all__ = [
     "IndexSnapshot",
