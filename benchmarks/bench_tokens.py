@@ -34,7 +34,8 @@ from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import decode_text
 from bot.git.repo import diff_to_bytes, range_change
-from bot.llm import Effort, K3Client, LLMSettings
+from bot.llm.client import K3Client, LLMSettings
+from bot.llm.types import Effort
 from bot.review.budget import estimate_tokens
 from bot.review.core import plan_review, review
 

@@ -35,7 +35,7 @@ from hooks.targets import (
 if TYPE_CHECKING:
     from bot.config import Config
     from bot.domain.change import Change
-    from bot.llm import LLMSettings
+    from bot.llm.client import LLMSettings
 
 #: Hook runs are short: back off briefly between retries (the time budget caps them too).
 _BACKOFF_BASE_S = 0.5
@@ -144,7 +144,7 @@ def _review_target(
 ) -> _Reviewed | None:
     """Review one target; None when it could not be reviewed and the hook fails open."""
     from bot.config import trusted_config
-    from bot.llm import LLMSettings
+    from bot.llm.client import LLMSettings
     from bot.render.text import render_text
     from hooks.cache import ResultCache, cache_key, default_directory
 
@@ -202,7 +202,7 @@ def _review(
     stderr: TextIO,
 ) -> ReviewResult:
     from bot.cli.progress import ProgressLine
-    from bot.llm import K3Client
+    from bot.llm.client import K3Client
     from bot.review.core import review
 
     progress = ProgressLine(stderr, enabled=progress_on)

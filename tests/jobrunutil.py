@@ -22,7 +22,7 @@ from planted import ORIGINAL, PLANTED
 from bot.gh.auth import AppCredentials, InstallationTokens
 from bot.gh.mirror import MirrorCache
 from bot.jobs import ReviewJob
-from bot.llm import LLMSettings
+from bot.llm.client import LLMSettings
 from workers.jobrun import WorkerContext
 
 REPO = "octo/app"

@@ -13,7 +13,8 @@ from typing import Any
 from k3stub import K3Stub, Reply
 
 from bot.config import Config
-from bot.llm import Effort, K3Client, LLMSettings
+from bot.llm.client import K3Client, LLMSettings
+from bot.llm.types import Effort
 
 
 def client_for(stub: K3Stub, effort: Effort = "max") -> K3Client:

@@ -25,8 +25,9 @@ from bot.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from bot.llm import K3Client, LLMSettings, Progress
-from bot.llm_stream import TurnBuilder
+from bot.llm.client import K3Client, LLMSettings
+from bot.llm.stream import TurnBuilder
+from bot.llm.types import Progress
 
 USER = [{"role": "user", "content": "Review this change."}]
 TOOLS = [
@@ -104,7 +105,7 @@ def test_settings_refuse_bad_values_and_never_show_the_key() -> None:
 
 
 def test_importing_bot_llm_does_not_import_openai() -> None:
-    code = "import sys, bot.llm; print('openai' in sys.modules)"
+    code = "import sys, bot.llm.client; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

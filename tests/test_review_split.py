@@ -17,7 +17,7 @@ from k3stub import K3Stub, Reply
 from bot.domain.change import Change
 from bot.errors import ModelConfigError
 from bot.git.repo import range_change
-from bot.llm import K3Client, LLMSettings
+from bot.llm.client import K3Client, LLMSettings
 from bot.review.budget import file_cost
 from bot.review.core import plan_review, review
 from bot.review.ignore import SUBMODULE

@@ -13,7 +13,7 @@ import github
 from bot.envvars import data_dir, env_bool, env_float
 from bot.gh.auth import AppCredentials, InstallationTokens, installation_client
 from bot.gh.mirror import MirrorCache
-from bot.llm import LLMSettings
+from bot.llm.client import LLMSettings
 
 
 @dataclass

@@ -17,7 +17,7 @@ from bot.gh.mirror import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
-from bot.llm import K3Client
+from bot.llm.client import K3Client
 from bot.review.core import review
 from workers.context import WorkerContext
 from workers.prchange import PullChange, build_change

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from bot.llm import Progress
+from bot.llm.types import Progress
 
 _SPINNER = "|/-\\"
 #: When stderr is not a terminal (CI logs), one line this often at most.

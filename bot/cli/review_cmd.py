@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         _write(describe_plan(plan, fmt=args.format), args.output)
         return EXIT_OK
     from bot.cli.progress import ProgressLine
-    from bot.llm import K3Client, LLMSettings
+    from bot.llm.client import K3Client, LLMSettings
     from bot.review.core import review
 
     settings = LLMSettings.from_env(effort=effort)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.errors import ModelOutputError, ModelTimeoutError
-from bot.llm import ModelClient, Progress, ToolCall
+from bot.llm.types import ModelClient, Progress, ToolCall
 from bot.review.prompt import submit_review_tool
 from bot.review.submission import (
     Submission,

@@ -21,7 +21,7 @@ from typing import Any
 from bot.config import Config, Effort
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
-from bot.llm import ModelClient, Progress
+from bot.llm.types import ModelClient, Progress
 from bot.review.agent import LoopBudget
 from bot.review.budget import estimate_tokens, file_cost, pack
 from bot.review.context import FileContext, build_file_context, load_instructions

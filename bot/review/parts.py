@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.domain.results import Coverage, Finding, SkippedFile
 from bot.errors import ModelConfigError, ModelError, ModelQuotaError
-from bot.llm import ModelClient, Progress
+from bot.llm.types import ModelClient, Progress
 from bot.review.agent import LoopBudget, LoopStats, ToolRunner, converse
 from bot.review.context import FileContext
 from bot.review.submission import Submission

@@ -26,7 +26,7 @@ from bot.errors import (
     ModelOutputError,
     ModelTimeoutError,
 )
-from bot.llm_errors import (
+from bot.llm.errors import (
     ErrorContext,
     RetryableFailure,
     connection_failure,
@@ -35,20 +35,11 @@ from bot.llm_errors import (
     status_failure,
     stream_error_failure,
 )
-from bot.llm_stream import ProgressEmitter, TurnBuilder, turn_from_completion
-from bot.llm_types import AssistantTurn, Effort, ModelClient, Progress, ToolCall, ToolChoice
+from bot.llm.stream import ProgressEmitter, TurnBuilder, turn_from_completion
+from bot.llm.types import AssistantTurn, Effort, ModelClient, Progress, ToolChoice
 from bot.usage import Usage
 
-__all__ = [
-    "AssistantTurn",
-    "Effort",
-    "K3Client",
-    "LLMSettings",
-    "ModelClient",
-    "Progress",
-    "ToolCall",
-    "ToolChoice",
-]
+__all__ = ["K3Client", "LLMSettings"]
 
 DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
 DEFAULT_MODEL = "kimi-k3"

@@ -1,6 +1,6 @@
 """The values the K3 client hands back, and the interface every model client offers.
 
-Re-exported by ``bot.llm``; import them from there.
+The core depends on :class:`ModelClient` only, never on the client itself.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.llm_types import AssistantTurn, Phase, Progress, ToolCall
+from bot.llm.types import AssistantTurn, Phase, Progress, ToolCall
 from bot.usage import Usage
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
