@@ -40,10 +40,10 @@ from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.git.repo import range_change
-from bot.review.core import plan_review
-from bot.review.findings import check_findings
-from bot.review.related import RelatedLimits
-from bot.review.submission import parse_submission
+from bot.review.findings.check import check_findings
+from bot.review.findings.submission import parse_submission
+from bot.review.pipeline import plan_review
+from bot.review.related.finder import RelatedLimits
 
 SIZES = (1, 30, 300, 3000)
 #: Rounds of the size series; each runs every size once, the fastest run of each counts.

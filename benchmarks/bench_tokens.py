@@ -36,8 +36,8 @@ from bot.domain.diff import decode_text
 from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client, LLMSettings
 from bot.llm.types import Effort
-from bot.review.budget import estimate_tokens
-from bot.review.core import plan_review, review
+from bot.review.budget.packing import estimate_tokens
+from bot.review.pipeline import plan_review, review
 
 TOKEN_FILES = 30
 QUICK_TOKEN_FILES = 5

@@ -203,7 +203,7 @@ def _review(
 ) -> ReviewResult:
     from bot.cli.progress import ProgressLine
     from bot.llm.client import K3Client
-    from bot.review.core import review
+    from bot.review.pipeline import review
 
     progress = ProgressLine(stderr, enabled=progress_on)
     deadline = time.monotonic() + policy.timeout

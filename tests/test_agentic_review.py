@@ -23,8 +23,8 @@ from k3stub import K3Stub, Reply
 from bot.domain.change import Change
 from bot.errors import ModelOutputError
 from bot.git.repo import range_change
-from bot.review.core import review
-from bot.review.tools import ToolLimits
+from bot.review.pipeline import review
+from bot.review.tools.toolbox import ToolLimits
 
 BIG = 50 * 1024 * 1024
 APP = "from src.lib import helper\n\n\ndef main(argv):\n    return helper(argv, 1)\n"

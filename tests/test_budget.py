@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.git.repo import range_change
-from bot.review.budget import estimate_tokens, file_cost, pack
-from bot.review.context import FileContext, build_file_context
+from bot.review.budget.packing import estimate_tokens, file_cost, pack
+from bot.review.context.file_context import FileContext, build_file_context
 
 
 def test_estimate_counts_started_groups_of_three_utf8_bytes() -> None:

@@ -12,14 +12,14 @@ from gitutil import commit, make_repo
 
 from bot.domain.diff import parse_diff
 from bot.git.repo import TreeSnapshot, range_change
-from bot.review.context import (
+from bot.review.context.enclosing import MAX_RANGE_LINES, enclosing_ranges
+from bot.review.context.file_context import (
     MAX_CONTEXT_LINES,
     annotate_diff,
     build_file_context,
     load_instructions,
 )
-from bot.review.enclosing import MAX_RANGE_LINES, enclosing_ranges
-from bot.review.enclosing_python import parse_units, python_units
+from bot.review.context.python_units import parse_units, python_units
 
 
 def _src(text: str) -> str:

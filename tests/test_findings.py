@@ -17,9 +17,14 @@ from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.results import Finding, Placement, Severity
 from bot.git.repo import range_change
-from bot.review.anchor import NEAR_LINES, find_file
-from bot.review.findings import PATH_NOT_IN_CHANGE, apply_suggestion, check_findings, order_key
-from bot.review.suggestions import SuggestionError, bracket_balance
+from bot.review.findings.anchor import NEAR_LINES, find_file
+from bot.review.findings.check import (
+    PATH_NOT_IN_CHANGE,
+    apply_suggestion,
+    check_findings,
+    order_key,
+)
+from bot.review.findings.suggestions import SuggestionError, bracket_balance
 
 BASE_APP = "".join(f"value_{i} = {i}\n" for i in range(1, 61))
 

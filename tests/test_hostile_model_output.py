@@ -38,8 +38,8 @@ from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
 from bot.render.github import MAX_BODY, Marker, parse_marker
-from bot.review.findings import check_findings
-from bot.review.submission import SubmissionError, parse_submission
+from bot.review.findings.check import check_findings
+from bot.review.findings.submission import SubmissionError, parse_submission
 from bot.usage import Usage
 from workers.jobrun import run_review_job
 from workers.prchange import PullChange

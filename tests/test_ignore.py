@@ -10,7 +10,7 @@ from gitutil import Executable, Files, commit, make_repo
 
 from bot.config import DEFAULT_IGNORES, Config
 from bot.domain.diff import Diff, parse_diff
-from bot.review.ignore import select_files
+from bot.review.selection import select_files
 
 
 def _diff(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit) -> Diff:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from test_findings import finding, make_change
 
-from bot.review.findings import check_findings
-from bot.review.lines import split_lines
-from bot.review.python_region import parses_locally
-from bot.review.suggestions import apply_suggestion, replacement_lines
+from bot.review.findings.check import check_findings
+from bot.review.findings.python_syntax import parses_locally
+from bot.review.findings.side_text import split_lines
+from bot.review.findings.suggestions import apply_suggestion, replacement_lines
 
 HEAD = '''"""Module docstring.
 

@@ -20,7 +20,7 @@ from gitutil import commit, make_repo
 from bot.domain.diff import Diff
 from bot.domain.results import Severity
 from bot.git.repo import range_change
-from bot.review.redact import SecretHit, redact_diff, redact_text, secret_findings
+from bot.review.secrets.redaction import SecretHit, redact_diff, redact_text, secret_findings
 
 ALNUM = "Fk3qZ8wN2xR7vB1mL5tY9pD4hJ6sC0gA"  # 32 mixed characters, fake
 

@@ -17,9 +17,9 @@ from bot.domain.change import Change
 from bot.domain.results import Placement, Severity
 from bot.git.repo import range_change
 from bot.git.snapshots import IndexSnapshot
-from bot.review.core import plan_review, review
-from bot.review.nearest import nearest_files
-from bot.review.related import RelatedLimits, changed_names, used_names
+from bot.review.pipeline import plan_review, review
+from bot.review.related.finder import RelatedLimits, changed_names, used_names
+from bot.review.related.nearest_files import nearest_files
 
 TOKEN = "ghp_" + "R8mK2vQ9xL4tZ7wB1nC5yH3jD6fG0sP2aE8u"[:36]
 

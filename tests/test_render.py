@@ -18,7 +18,7 @@ from bot.git.repo import range_change
 from bot.render.json_report import load_json, render_json
 from bot.render.sarif import render_sarif, rule_id
 from bot.render.text import render_text
-from bot.review.findings import apply_suggestion, check_findings
+from bot.review.findings.check import apply_suggestion, check_findings
 from bot.usage import Usage
 
 SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"

@@ -16,8 +16,8 @@ from k3stub import K3Stub, Reply
 
 from bot.domain.results import ReviewResult
 from bot.git.repo import range_change
-from bot.review.core import review
-from bot.review.findings import PATH_NOT_IN_CHANGE
+from bot.review.findings.check import PATH_NOT_IN_CHANGE
+from bot.review.pipeline import review
 from bot.review.prompt import SYSTEM_TEMPLATE, render_template
 
 INJECT = (

@@ -16,7 +16,7 @@ from k3stub import K3Stub
 from bot.domain.change import Change
 from bot.domain.results import Severity
 from bot.git.repo import range_change
-from bot.review.core import plan_review, review
+from bot.review.pipeline import plan_review, review
 
 # Built at run time so that no secret scanner flags this repository.
 TOKEN = "ghp_" + "".join(chr(ord("A") + (i * 7) % 26) for i in range(18)) + "k3Q9x1Lm8Zp2Wv5Rt7"

@@ -18,10 +18,10 @@ from bot.domain.change import Change
 from bot.errors import ModelConfigError
 from bot.git.repo import range_change
 from bot.llm.client import K3Client, LLMSettings
-from bot.review.budget import file_cost
-from bot.review.core import plan_review, review
-from bot.review.ignore import SUBMODULE
-from bot.review.split import GROUP_LIMIT, module_stem, split_files
+from bot.review.budget.grouping import GROUP_LIMIT, module_stem, split_files
+from bot.review.budget.packing import file_cost
+from bot.review.pipeline import plan_review, review
+from bot.review.selection import SUBMODULE
 
 
 @pytest.mark.parametrize(

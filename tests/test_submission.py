@@ -10,7 +10,7 @@ import pytest
 
 from bot.domain.results import Finding, Placement, Severity
 from bot.errors import ModelOutputError
-from bot.review.submission import (
+from bot.review.findings.submission import (
     Submission,
     SubmissionError,
     extract_submission,

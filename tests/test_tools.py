@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.git.repo import IndexSnapshot, TreeSnapshot, WorkTreeSnapshot
-from bot.review.tools import RepoTools, ToolError, ToolLimits
+from bot.review.tools.toolbox import RepoTools, ToolError, ToolLimits
 
 TOKEN = "ghp_" + "Fk3qZ8wN2xR7vB1mL5tY9pD4hJ6sC0gAzQ1w"[:36]
 BIG = 50 * 1024 * 1024

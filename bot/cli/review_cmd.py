@@ -153,14 +153,14 @@ def run(args: argparse.Namespace) -> int:
     effort = resolve_effort(args.effort, config)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
-        from bot.review.core import plan_review
+        from bot.review.pipeline import plan_review
 
         plan = plan_review(change, config, effort=effort)
         _write(describe_plan(plan, fmt=args.format), args.output)
         return EXIT_OK
     from bot.cli.progress import ProgressLine
     from bot.llm.client import K3Client, LLMSettings
-    from bot.review.core import review
+    from bot.review.pipeline import review
 
     settings = LLMSettings.from_env(effort=effort)
     settings.require_key()

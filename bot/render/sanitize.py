@@ -46,7 +46,7 @@ from bot.render.markdown_tokens import (
     inline_pieces,
     markdown_pieces,
 )
-from bot.review.suggestions import replacement_lines
+from bot.review.findings.suggestions import replacement_lines
 
 __all__ = [
     "SAFE_TAGS",

@@ -21,8 +21,8 @@ from urllib.parse import quote
 from bot.domain.change import Change
 from bot.domain.diff import printable
 from bot.domain.results import Finding, ReviewResult, Severity
-from bot.review.anchor import find_file
-from bot.review.suggestions import replacement_lines
+from bot.review.findings.anchor import find_file
+from bot.review.findings.suggestions import replacement_lines
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

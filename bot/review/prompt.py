@@ -30,8 +30,8 @@ import prompts
 from bot.domain.change import Change
 from bot.domain.diff import FileStatus, encode_text, printable
 from bot.domain.results import SkippedFile
-from bot.review.budget import estimate_tokens
-from bot.review.context import FileContext
+from bot.review.budget.packing import estimate_tokens
+from bot.review.context.file_context import FileContext
 
 SUBMIT_REVIEW = "submit_review"
 SYSTEM_TEMPLATE = "system.md.j2"

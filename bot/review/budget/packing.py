@@ -20,7 +20,7 @@ from bot.domain.diff import encode_text
 from bot.domain.results import SkippedFile
 
 if TYPE_CHECKING:
-    from bot.review.context import FileContext
+    from bot.review.context.file_context import FileContext
 
 #: Bytes per token assumed by :func:`estimate_tokens`.
 BYTES_PER_TOKEN = 3

@@ -3,7 +3,7 @@
 Every text GitNeural sends (the diff, context, tool results) goes through
 :func:`redact_text` or :func:`redact_diff`; :func:`secret_findings` turns secrets on added
 lines into ``critical`` findings. Which formats count, and why, is in
-:mod:`bot.review.secret_patterns`.
+:mod:`bot.review.secrets.patterns`.
 
 Redaction never changes the number of lines: a multi-line private key block becomes one
 placeholder followed by the same number of line breaks, so line numbers the model cites
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from bot.domain.diff import Diff, DiffLine, FileDiff, Hunk
 from bot.domain.results import Finding, Severity
-from bot.review.secret_patterns import patterns_for
+from bot.review.secrets.patterns import patterns_for
 
 PRIVATE_KEY = "private key"
 #: Runs of bare base64 lines with no BEGIN/END in sight: the middle of a key, or a

@@ -14,8 +14,8 @@ import re
 
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff, decode_text
-from bot.review.enclosing import enclosing_ranges
-from bot.review.tool_search import is_binary
+from bot.review.context.enclosing import enclosing_ranges
+from bot.review.tools.search import is_binary
 
 __all__ = ["add_name", "changed_names", "used_names"]
 

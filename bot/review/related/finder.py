@@ -10,13 +10,13 @@ the reviewed (head) snapshot:
 - the **definitions** of functions and types the added lines call or name.
 
 Sites are classified with the tools' own definition patterns
-(:func:`bot.review.tool_search.definition_pattern`) and shown through
+(:func:`bot.review.tools.search.definition_pattern`) and shown through
 :meth:`RepoTools.read_file`, so they are redacted and capped exactly as a tool result
 would be. Sites already visible in the diff are left out.
 
 All groups' names are looked up in one walk of the snapshot: a substring probe per name
 on the raw bytes, then a word search in the few files that contain one. The walk visits
-the files nearest to the change first (:mod:`bot.review.nearest`: same directory, then
+the files nearest to the change first (:mod:`bot.review.related.nearest_files`: same directory, then
 the package around it, then the rest) and stops after ``max_scan_bytes`` of file
 content: reading blobs is most of its cost, and a bound in bytes (unlike one in time)
 gives the same result on a slow machine as on a fast one. A small change in a large
@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff, decode_text
 from bot.errors import GitNeuralError
-from bot.review.budget import estimate_tokens
-from bot.review.name_probe import NameProbe
-from bot.review.nearest import nearest_files
-from bot.review.redact import redact_text
-from bot.review.symbols import add_name, changed_names, used_names
-from bot.review.tool_search import is_binary
-from bot.review.tools import RepoTools
+from bot.review.budget.packing import estimate_tokens
+from bot.review.related.name_probe import NameProbe
+from bot.review.related.nearest_files import nearest_files
+from bot.review.related.symbols import add_name, changed_names, used_names
+from bot.review.secrets.redaction import redact_text
+from bot.review.tools.search import is_binary
+from bot.review.tools.toolbox import RepoTools
 
 __all__ = ["RelatedFinder", "RelatedLimits", "changed_names", "used_names"]
 

@@ -1,6 +1,6 @@
 """The function or class around a changed line, so the model sees whole units of code.
 
-Python is parsed with :mod:`ast` (see :mod:`bot.review.enclosing_python`): the innermost
+Python is parsed with :mod:`ast` (see :mod:`bot.review.context.python_units`): the innermost
 ``def``/``class`` containing the line (decorators included); a module-level line has no
 enclosing unit.
 
@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from bot.domain.diff import printable
-from bot.review.enclosing_python import python_units
+from bot.review.context.python_units import python_units
 
 Family = Literal["python", "brace", "indent", "auto", "none"]
 

@@ -3,7 +3,7 @@
 Pipeline: select files (ignore globs, binaries, submodules) → scan the diff for committed
 secrets → redact everything the model will see → grow hunks to their enclosing
 functions → pack into the token budget, or split a change too large for one prompt into
-groups of related files (:mod:`bot.review.split`) → add related code (callers and
+groups of related files (:mod:`bot.review.budget.grouping`) → add related code (callers and
 definitions, :mod:`bot.review.related`) in the room left → render the prompt(s) →
 converse with K3 (one-shot at ``low`` effort, agentic with read-only tools otherwise;
 the groups of a large change in parallel) → check the findings against the real change
@@ -22,18 +22,18 @@ from bot.config import Config, Effort
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.llm.types import ModelClient, Progress
-from bot.review.agent import LoopBudget
-from bot.review.budget import estimate_tokens, file_cost, pack
-from bot.review.context import FileContext, build_file_context, load_instructions
-from bot.review.findings import check_findings
-from bot.review.ignore import select_files
-from bot.review.parts import ReviewGroup, review_groups
+from bot.review.agent.conversation import LoopBudget
+from bot.review.agent.parallel import ReviewGroup, review_groups
+from bot.review.budget.grouping import split_files
+from bot.review.budget.packing import estimate_tokens, file_cost, pack
+from bot.review.context.file_context import FileContext, build_file_context, load_instructions
+from bot.review.findings.check import check_findings
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
-from bot.review.redact import redact_text, secret_findings
-from bot.review.redacted import redacted_change
-from bot.review.related import RelatedFinder, RelatedLimits
-from bot.review.split import split_files
-from bot.review.tools import RepoTools, ToolLimits
+from bot.review.related.finder import RelatedFinder, RelatedLimits
+from bot.review.secrets.redacted_change import redacted_change
+from bot.review.secrets.redaction import redact_text, secret_findings
+from bot.review.selection import select_files
+from bot.review.tools.toolbox import RepoTools, ToolLimits
 from bot.usage import Usage
 
 __all__ = ["ReviewGroup", "ReviewPlan", "plan_review", "review"]

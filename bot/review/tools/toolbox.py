@@ -4,8 +4,8 @@
 snapshot (the head tree, or the index for a staged review) through the
 :class:`~bot.domain.change.Snapshot` protocol, never the live work tree or the file
 system. Their arguments come from the model and may have been planted by a prompt
-injection, so paths are resolved inside the snapshot only (:mod:`bot.review.tool_paths`),
-searches are bounded (:mod:`bot.review.tool_search`), and every result is redacted and
+injection, so paths are resolved inside the snapshot only (:mod:`bot.review.tools.paths`),
+searches are bounded (:mod:`bot.review.tools.search`), and every result is redacted and
 size-capped. A result is untrusted text for a ``tool`` message; nothing here acts on it.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 from bot.domain.change import Snapshot
 from bot.domain.diff import decode_text, printable
 from bot.errors import GitNeuralError
-from bot.review.redact import redact_text
-from bot.review.tool_paths import ToolError, normalize, resolve, shown
-from bot.review.tool_search import (
+from bot.review.secrets.redaction import redact_text
+from bot.review.tools.paths import ToolError, normalize, resolve, shown
+from bot.review.tools.search import (
     Scanner,
     SearchResult,
     compile_search,
@@ -29,7 +29,7 @@ from bot.review.tool_search import (
     glob_matcher,
     is_binary,
 )
-from bot.review.tool_specs import ARGUMENTS, tool_definitions
+from bot.review.tools.specs import ARGUMENTS, tool_definitions
 
 __all__ = ["RepoTools", "ToolError", "ToolLimits"]
 

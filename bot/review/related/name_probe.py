@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import regex
 
-from bot.review.tool_search import definition_pattern
+from bot.review.tools.search import definition_pattern
 
 __all__ = ["NameProbe"]
 

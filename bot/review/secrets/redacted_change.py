@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from bot.domain.change import Change, Entry, EntryKind, Snapshot
 from bot.domain.diff import decode_text, encode_text
-from bot.review.redact import redact_diff, redact_text
+from bot.review.secrets.redaction import redact_diff, redact_text
 
 
 class RedactedSnapshot:

@@ -17,14 +17,14 @@ from typing import Any, Protocol
 
 from bot.errors import ModelOutputError, ModelTimeoutError
 from bot.llm.types import ModelClient, Progress, ToolCall
-from bot.review.prompt import submit_review_tool
-from bot.review.submission import (
+from bot.review.findings.submission import (
     Submission,
     SubmissionError,
     extract_submission,
     parse_submission,
     repair_message,
 )
+from bot.review.prompt import submit_review_tool
 from bot.usage import Usage
 
 SUBMIT = "submit_review"
@@ -36,7 +36,7 @@ _TOOL_THREADS = 8
 
 
 class ToolRunner(Protocol):
-    """The read-only repository tools (``bot.review.tools.RepoTools``)."""
+    """The read-only repository tools (``bot.review.tools.toolbox.RepoTools``)."""
 
     def definitions(self) -> list[dict[str, Any]]: ...
 

@@ -8,7 +8,7 @@ and an empty replacement deletes the lines.
 A suggestion is only worth showing when applying it can be trusted: it must apply to the
 head content, change something, and not break the file. "Not break" is, for Python, that
 the statements around the replaced lines parse before and after (see
-:mod:`bot.review.python_region`), or else ``ast.parse`` of the whole new file (when the
+:mod:`bot.review.findings.python_syntax`), or else ``ast.parse`` of the whole new file (when the
 old file parsed); for other languages an unchanged bracket balance of the replaced region
 (strings and comments skipped roughly).
 """
@@ -19,8 +19,8 @@ import ast
 from collections.abc import Sequence
 
 from bot.errors import GitNeuralError
-from bot.review.lines import split_lines
-from bot.review.python_region import parses_locally
+from bot.review.findings.python_syntax import parses_locally
+from bot.review.findings.side_text import split_lines
 
 #: Comment syntax by file extension, for the rough bracket scan; C-like otherwise.
 _HASH_COMMENTS = frozenset(

@@ -13,7 +13,7 @@ into groups that fit the budget:
   the whole change into one cluster.
 
 A cluster larger than the budget is cut in path order. A file too large for any prompt
-on its own is skipped with its size, as :func:`bot.review.budget.pack` does. The result
+on its own is skipped with its size, as :func:`bot.review.budget.packing.pack` does. The result
 is deterministic: the same change gives the same groups, in the same order.
 """
 
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.domain.results import SkippedFile
-from bot.review.budget import file_cost, over_budget
-from bot.review.context import FileContext
+from bot.review.budget.packing import file_cost, over_budget
+from bot.review.context.file_context import FileContext
 
 __all__ = ["GROUP_LIMIT", "Group", "module_stem", "split_files"]
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff, FileStatus, Hunk, decode_text, printable
-from bot.review.budget import estimate_tokens
-from bot.review.enclosing import enclosing_ranges, enclosing_units, language_for, unit_name
-from bot.review.redact import redact_text
+from bot.review.budget.packing import estimate_tokens
+from bot.review.context.enclosing import enclosing_ranges, enclosing_units, language_for, unit_name
+from bot.review.secrets.redaction import redact_text
 
 __all__ = [
     "FileContext",

@@ -20,7 +20,7 @@ pull request, and a reviewer who sees one false alarm learns to ignore the next.
   is everywhere in test configs).
 * JSON Web Tokens are not matched: example tokens fill test suites and documentation.
 
-Private key blocks span lines, so ``bot.review.redact`` finds them itself.
+Private key blocks span lines, so ``bot.review.secrets.redaction`` finds them itself.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import ast
 import bisect
 import re
 
-from bot.review.enclosing_python import inside_strings
+from bot.review.context.python_units import inside_strings
 
 __all__ = ["parses_locally"]
 

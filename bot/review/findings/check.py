@@ -6,10 +6,11 @@ every input finding is either kept, dropped with a reason, or merged into a kept
 finding whose note says so ("merged N duplicate(s): ...").
 
 Steps, in order: find the file (a path outside the change is dropped), clamp the lines,
-anchor them (see :mod:`bot.review.anchor`), check the suggestion (see
-:mod:`bot.review.suggestions`), fingerprint (see :mod:`bot.review.fingerprint`), merge
-duplicates, then cap at ``max_comments``. Findings from the secret scan are never merged
-into another finding nor capped out: a committed secret is always reported.
+anchor them (see :mod:`bot.review.findings.anchor`), check the suggestion (see
+:mod:`bot.review.findings.suggestions`), fingerprint (see
+:mod:`bot.review.findings.fingerprint`), merge duplicates, then cap at ``max_comments``.
+Findings from the secret scan are never merged into another finding nor capped out: a
+committed secret is always reported.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from collections.abc import Callable
 from bot.domain.change import Change
 from bot.domain.diff import SIDES, FileDiff, Side
 from bot.domain.results import Finding, Placement
-from bot.review.anchor import anchor, find_file, normalise_path
-from bot.review.fingerprint import (
+from bot.review.findings.anchor import anchor, find_file, normalise_path
+from bot.review.findings.fingerprint import (
     SECRET_SOURCE,
     fingerprint,
     normalise_title,
     secret_fingerprint,
     similar_titles,
 )
-from bot.review.lines import SideText, side_text
-from bot.review.suggestions import apply_suggestion, suggestion_problem
+from bot.review.findings.side_text import SideText, side_text
+from bot.review.findings.suggestions import apply_suggestion, suggestion_problem
 
 __all__ = ["PATH_NOT_IN_CHANGE", "apply_suggestion", "check_findings", "order_key"]
 
