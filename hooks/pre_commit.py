@@ -201,8 +201,8 @@ def _review(
     progress_on: bool,
     stderr: TextIO,
 ) -> ReviewResult:
-    from bot.cli.progress import ProgressLine
     from bot.llm.client import K3Client
+    from bot.render.progress import ProgressLine
     from bot.review.pipeline import review
 
     progress = ProgressLine(stderr, enabled=progress_on)
