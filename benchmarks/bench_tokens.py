@@ -28,7 +28,7 @@ from typing import Any
 
 import pygit2
 
-from benchmarks.common import Row, k3_stub, main, row, tests_module
+from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
 from bot.config import Config
 from bot.domain.change import Change
@@ -38,6 +38,7 @@ from bot.llm.client import K3Client, LLMSettings
 from bot.llm.types import Effort
 from bot.review.budget.packing import estimate_tokens
 from bot.review.pipeline import plan_review, review
+from tests.fakes.k3 import Reply
 
 TOKEN_FILES = 30
 QUICK_TOKEN_FILES = 5
@@ -67,8 +68,7 @@ def _naive_text(repo: pygit2.Repository, change: Change) -> str:
 
 def _submit_at_once(body: dict[str, Any]) -> Any:
     """The stub model: submits an empty review at once, so the time measured is ours."""
-    reply = tests_module("k3stub").Reply
-    return reply(
+    return Reply(
         reasoning="Reviewed.",
         tool_calls=[("submit_review", {"summary": "Reviewed.", "findings": []})],
     )

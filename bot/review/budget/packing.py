@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 BYTES_PER_TOKEN = 3
 #: What the prompt adds around each file besides its text and its path: the header line
 #: with status and language, the labels, and two fences with their ids (measured: about
-#: 31 tokens for a bare diff, 61 with context; tests/test_prompt.py checks the bound).
+#: 31 tokens for a bare diff, 61 with context; tests/review/test_prompt.py checks the bound).
 FILE_OVERHEAD_TOKENS = 64
 
 
