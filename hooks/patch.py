@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.domain.change import Change
-from bot.domain.diff import decode_text
 from bot.domain.results import Finding
 from bot.review.findings.side_text import split_lines
 from bot.review.findings.suggestions import SuggestionError, apply_suggestion
+from bot.text import decode_text
 
 _NO_EOL = "\\ No newline at end of file\n"
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f"}

@@ -214,9 +214,9 @@ def _review(
 
 
 def _suggestions(reviewed: list[_Reviewed], patch_out: Path | None, stdout: TextIO) -> None:
-    from bot.domain.diff import encode_text
     from bot.render.sanitize import terminal_text
     from bot.render.text import headline
+    from bot.text import encode_text
     from hooks.patch import suggestions_patch
 
     text = ""

@@ -41,6 +41,7 @@ from bot.gh.pulls import (
     read_pull,
 )
 from bot.jobs import ReviewJob
+from bot.text import one_line
 from workers.context import WorkerContext
 from workers.publish import check_output, publish
 from workers.reviewing import (
@@ -319,7 +320,7 @@ class _JobRun:
 
     def fail(self, exc: GitNeuralError) -> JobOutcome:
         """A failure that retrying will not fix: say so on the check run."""
-        reason = " ".join(str(exc).split()) or type(exc).__name__
+        reason = one_line(str(exc)) or type(exc).__name__
         log.warning("%s: failed: %s", self.name, reason)
         if self.check is None and self.pull is not None:
             try:

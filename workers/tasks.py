@@ -28,7 +28,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
-from bot.web.events import loggable
+from bot.text import loggable
 from workers import limits
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
 from workers.locks import PRLock, PRState, PRStateError, is_current, pr_key

@@ -1,8 +1,5 @@
 """The diff model: what changed, and on which lines GitHub accepts a review comment.
 
-Built on :mod:`unidiff`. Text is decoded as UTF-8 with ``surrogateescape`` so that bytes
-of any other encoding survive a round trip unchanged (``encode_text`` restores them).
-
 GitHub accepts a comment with ``side: RIGHT`` on an added or context line of a hunk
 (numbered in the new file), and with ``side: LEFT`` on a deleted or context line
 (numbered in the old file). A multi-line comment must start and end inside one hunk.
@@ -22,6 +19,7 @@ from unidiff.patch import Hunk as RawHunk
 from unidiff.patch import PatchedFile, PatchSet
 
 from bot.errors import UsageError
+from bot.text import decode_text, encode_text, one_line, printable
 
 Side = Literal["RIGHT", "LEFT"]
 SIDES: tuple[Side, ...] = ("RIGHT", "LEFT")
@@ -36,19 +34,6 @@ class FileStatus(enum.StrEnum):
     RENAMED = "renamed"
     #: Only the file mode changed (for instance ``chmod +x``): nothing to comment on.
     MODE_CHANGED = "mode-changed"
-
-
-def decode_text(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
-
-
-def encode_text(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
-
-
-def printable(text: str) -> str:
-    """Text safe to send or print: undecodable bytes become U+FFFD."""
-    return encode_text(text).decode("utf-8", "replace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,8 +292,7 @@ def parse_diff(data: bytes | str) -> Diff:
     except UnidiffParseError as exc:
         # unidiff quotes the offending line, ending included: keep the message one
         # short line whatever the input held.
-        reason = " ".join(str(exc).split())
-        reason = reason if len(reason) <= 200 else reason[:199] + "…"
+        reason = one_line(str(exc), 200)
         raise UsageError(f"not a unified diff: {printable(reason)}") from None
     if not patch and text.strip():
         # Anything else (a log, a traceback) would otherwise read as "nothing changed".

@@ -16,10 +16,11 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
 
 from bot.domain.change import Change
-from bot.domain.diff import Diff, decode_text, parse_diff
+from bot.domain.diff import Diff, parse_diff
 from bot.errors import GitError
 from bot.git.snapshots import IndexSnapshot, TreeSnapshot, clean_path
 from bot.git.worktree import WorkTreeSnapshot
+from bot.text import decode_text, one_line
 
 __all__ = [
     "IndexSnapshot",
@@ -70,9 +71,9 @@ def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     try:
         commit = repo.revparse_single(rev).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
-        raise GitError(f"unknown revision '{_one_line(rev)}'") from None
+        raise GitError(f"unknown revision '{_shown(rev)}'") from None
     if not isinstance(commit, pygit2.Commit):
-        raise GitError(f"unknown revision '{_one_line(rev)}'")
+        raise GitError(f"unknown revision '{_shown(rev)}'")
     return commit
 
 
@@ -149,7 +150,7 @@ def range_change(repo: pygit2.Repository, base: str, head: str = "HEAD") -> Chan
     fork = repo.merge_base(base_commit.id, head_commit.id)
     if fork is None:
         raise GitError(
-            f"'{_one_line(base)}' and '{_one_line(head)}' share no history: "
+            f"'{_shown(base)}' and '{_shown(head)}' share no history: "
             "check the revisions, or fetch more history if the clone is shallow"
         )
     fork_commit = resolve_commit(repo, str(fork))
@@ -214,8 +215,9 @@ def _tree(repo: pygit2.Repository, commit: pygit2.Commit | None) -> pygit2.Tree:
     return empty
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split()) if text.strip() else repr(text)
+def _shown(rev: str) -> str:
+    # A blank revision would show as nothing at all.
+    return one_line(rev) if rev.strip() else repr(rev)
 
 
 def _message(commit: pygit2.Commit) -> str:

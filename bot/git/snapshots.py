@@ -18,7 +18,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from bot.domain.change import Entry, EntryKind
-from bot.domain.diff import decode_text
+from bot.text import decode_text
 
 TREE_MODE = int(FileMode.TREE)
 LINK_MODE = int(FileMode.LINK)

@@ -23,6 +23,7 @@ from bot.errors import (
     ModelUnavailableError,
 )
 from bot.retry_after import retry_after_seconds
+from bot.text import one_line
 
 RETRIED_429_TYPES = frozenset({"engine_overloaded_error", "rate_limit_reached_error"})
 QUOTA_TYPE = "exceeded_current_quota_error"
@@ -44,12 +45,11 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def one_line(text: str, secret: str | None = None, limit: int = 300) -> str:
+def shown(text: str, secret: str | None = None, limit: int = 300) -> str:
+    """``text`` without the key (or anything like one), on one line: safe to show."""
     if secret:
         text = text.replace(secret, "***")
-    text = _KEYLIKE_RE.sub("***", text)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(_KEYLIKE_RE.sub("***", text), limit)
 
 
 def error_fields(body: object) -> tuple[str | None, str]:
@@ -102,7 +102,7 @@ def _attempts(n: int) -> str:
 def _described(status: int | None, kind: str | None, message: str, ctx: ErrorContext) -> str:
     head = " ".join(p for p in (f"HTTP {status}" if status else "", kind or "") if p)
     text = f"{head}: {message}" if message else head
-    return one_line(text or "no details", ctx.secret)
+    return shown(text or "no details", ctx.secret)
 
 
 def status_failure(
@@ -177,7 +177,7 @@ def connection_failure(exc: BaseException, ctx: ErrorContext) -> RetryableFailur
     elif isinstance(root, TimeoutError) or "timed out" in str(exc).lower():
         reason = "timed out"
     else:
-        reason = one_line(f"{type(root).__name__}: {root}", ctx.secret, 120)
+        reason = shown(f"{type(root).__name__}: {root}", ctx.secret, 120)
     unreachable = reason in _UNREACHABLE
 
     def final(attempts: int) -> ModelError:

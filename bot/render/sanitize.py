@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from bot.domain.diff import printable
 from bot.render.markdown_check import markdown_problem
 from bot.render.markdown_tokens import (
     AT_ENTITY,
@@ -47,6 +46,7 @@ from bot.render.markdown_tokens import (
     markdown_pieces,
 )
 from bot.review.findings.suggestions import replacement_lines
+from bot.text import printable
 
 __all__ = [
     "SAFE_TAGS",

@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.domain.change import Change
-from bot.domain.diff import printable
 from bot.domain.results import Finding, ReviewResult, Severity
 from bot.review.findings.anchor import find_file
 from bot.review.findings.suggestions import replacement_lines
+from bot.text import printable
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

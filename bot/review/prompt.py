@@ -28,10 +28,11 @@ import jinja2
 
 import prompts
 from bot.domain.change import Change
-from bot.domain.diff import FileStatus, encode_text, printable
+from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
 from bot.review.budget.packing import estimate_tokens
 from bot.review.context.file_context import FileContext
+from bot.text import encode_text, printable
 
 SUBMIT_REVIEW = "submit_review"
 SYSTEM_TEMPLATE = "system.md.j2"

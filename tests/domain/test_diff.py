@@ -8,9 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from bot.domain.diff import Diff, FileDiff, FileStatus, encode_text, parse_diff
+from bot.domain.diff import Diff, FileDiff, FileStatus, parse_diff
 from bot.errors import UsageError
 from bot.git.repo import range_change
+from bot.text import encode_text
 from tests.support.repos import Executable, Symlink, commit, make_repo
 
 

@@ -13,7 +13,7 @@ import pytest
 from pygit2.enums import FileMode
 
 from bot.domain.change import Entry, Snapshot
-from bot.domain.diff import Diff, FileStatus, encode_text
+from bot.domain.diff import Diff, FileStatus
 from bot.errors import GitError
 from bot.git.repo import (
     IndexSnapshot,
@@ -28,6 +28,7 @@ from bot.git.repo import (
     staged_change,
     worktree_change,
 )
+from bot.text import encode_text
 from tests.support.repos import (
     Executable,
     Gitlink,

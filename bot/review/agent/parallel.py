@@ -28,6 +28,7 @@ from bot.llm.types import ModelClient, Progress
 from bot.review.agent.conversation import LoopBudget, LoopStats, ToolRunner, converse
 from bot.review.context.file_context import FileContext
 from bot.review.findings.submission import Submission
+from bot.text import one_line
 from bot.usage import Usage
 
 __all__ = ["GroupOutcome", "ReviewGroup", "coverage_sentence", "review_groups"]
@@ -75,11 +76,6 @@ def coverage_sentence(reviewed: int, skipped: Sequence[SkippedFile], total: int)
         counts[kind] = counts.get(kind, 0) + 1
     why = ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
     return f"{text}; not reviewed: {why}."
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _label(index: int, total: int, files: list[FileContext]) -> str:
@@ -193,16 +189,16 @@ def _merge(
                 raise error
             errors.append(error)
             stats_list.append(None)
-            reason = f"not reviewed: the review of its part failed ({_one_line(str(error), 200)})"
+            reason = f"not reviewed: the review of its part failed ({one_line(str(error), 200)})"
             not_reviewed += [SkippedFile(f.file.path, reason) for f in group.files]
-            parts.append(f"{label}: not reviewed: {_one_line(str(error), 200)}")
+            parts.append(f"{label}: not reviewed: {one_line(str(error), 200)}")
             continue
         submission, stats = future.result()
         stats_list.append(stats)
         usage.add(stats.usage)
         findings += submission.findings
         reviewed += [f.file.path for f in group.files]
-        parts.append(f"{label}: {_one_line(submission.summary, _PART_SUMMARY_CHARS)}")
+        parts.append(f"{label}: {one_line(submission.summary, _PART_SUMMARY_CHARS)}")
     if len(errors) == n:
         raise errors[0]
     reviewed.sort()

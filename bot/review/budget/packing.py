@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from bot.domain.diff import encode_text
 from bot.domain.results import SkippedFile
+from bot.text import encode_text
 
 if TYPE_CHECKING:
     from bot.review.context.file_context import FileContext

@@ -33,8 +33,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from bot.domain.diff import printable
 from bot.review.context.python_units import python_units
+from bot.text import printable
 
 Family = Literal["python", "brace", "indent", "auto", "none"]
 

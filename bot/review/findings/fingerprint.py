@@ -17,7 +17,7 @@ import difflib
 import hashlib
 import re
 
-from bot.domain.diff import encode_text
+from bot.text import encode_text
 
 SECRET_SOURCE = "secret-scan"  # noqa: S105 (a source name, not a password)
 _NON_WORD = re.compile(r"[\W_]+")

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.domain.change import Change
-from bot.domain.diff import FileDiff, FileStatus, Side, decode_text
+from bot.domain.diff import FileDiff, FileStatus, Side
+from bot.text import decode_text
 
 
 def split_lines(text: str) -> list[str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import prompts
 from bot.domain.results import Finding, Severity
 from bot.errors import ModelOutputError
+from bot.text import one_line
 
 if TYPE_CHECKING:
     import jsonschema
@@ -61,14 +62,9 @@ def _where(error: jsonschema.ValidationError) -> str:
     return where
 
 
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _schema_problems(data: Any) -> list[str]:
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.path)))
-    problems = [f"{_where(e)}: {_one_line(e.message, _MAX_ERROR_CHARS)}" for e in errors]
+    problems = [f"{_where(e)}: {one_line(e.message, _MAX_ERROR_CHARS)}" for e in errors]
     if len(problems) > _MAX_ERRORS:
         problems = [*problems[:_MAX_ERRORS], f"and {len(problems) - _MAX_ERRORS} more"]
     return problems

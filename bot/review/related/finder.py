@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.domain.change import Snapshot
-from bot.domain.diff import FileDiff, decode_text
+from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
 from bot.review.budget.packing import estimate_tokens
 from bot.review.related.name_probe import NameProbe
@@ -42,6 +42,7 @@ from bot.review.related.symbols import add_name, changed_names, used_names
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.search import is_binary
 from bot.review.tools.toolbox import RepoTools
+from bot.text import decode_text
 
 __all__ = ["RelatedFinder", "RelatedLimits", "changed_names", "used_names"]
 

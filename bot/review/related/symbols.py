@@ -13,9 +13,10 @@ import keyword
 import re
 
 from bot.domain.change import Snapshot
-from bot.domain.diff import FileDiff, decode_text
+from bot.domain.diff import FileDiff
 from bot.review.context.enclosing import enclosing_ranges
 from bot.review.tools.search import is_binary
+from bot.text import decode_text
 
 __all__ = ["add_name", "changed_names", "used_names"]
 

@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Iterator
 
 from bot.domain.change import Change, Entry, EntryKind, Snapshot
-from bot.domain.diff import decode_text, encode_text
 from bot.review.secrets.redaction import redact_diff, redact_text
+from bot.text import decode_text, encode_text
 
 
 class RedactedSnapshot:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import regex
 
 from bot.domain.change import Snapshot
-from bot.domain.diff import decode_text
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.paths import ToolError, normalize, shown
+from bot.text import decode_text
 
 #: git's own heuristic: a NUL in the first 8,000 bytes means binary.
 BINARY_PROBE = 8000

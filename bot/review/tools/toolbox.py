@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.domain.change import Snapshot
-from bot.domain.diff import decode_text, printable
 from bot.errors import GitNeuralError
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.paths import ToolError, normalize, resolve, shown
@@ -30,6 +29,7 @@ from bot.review.tools.search import (
     is_binary,
 )
 from bot.review.tools.specs import ARGUMENTS, tool_definitions
+from bot.text import decode_text, printable
 
 __all__ = ["RepoTools", "ToolError", "ToolLimits"]
 
