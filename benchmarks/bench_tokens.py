@@ -32,9 +32,9 @@ from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
 from bot.config import Config
 from bot.domain.change import Change
+from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client, LLMSettings
-from bot.llm.types import Effort
 from bot.review.budget.packing import estimate_tokens
 from bot.review.pipeline import plan_review, review
 from bot.text import decode_text

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.config import Effort, HookSettings
+from bot.config import HookSettings
 from bot.domain.results import Finding, ReviewResult, Severity
+from bot.effort import Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, GitNeuralError
 
 SKIP_HINT = "set GITNEURAL_SKIP=1 to skip the review once"

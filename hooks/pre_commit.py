@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.config import Effort, HookSettings
+from bot.config import HookSettings
 from bot.domain.results import Finding, ReviewResult
+from bot.effort import Effort
 from bot.errors import EXIT_OK, ConfigError, GitNeuralError
 from hooks.policy import HookPolicy, cannot_review, resolve_policy, verdict
 from hooks.targets import (

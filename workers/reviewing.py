@@ -11,8 +11,9 @@ from typing import cast
 import github
 import pygit2
 
-from bot.config import Config, Effort, trusted_config
+from bot.config import Config, trusted_config
 from bot.domain.results import ReviewResult
+from bot.effort import Effort
 from bot.gh.mirror import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
 from bot.git.repo import TreeSnapshot, resolve_commit

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config, Effort, trusted_config
+from bot.config import Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
+from bot.effort import EFFORTS, Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 FORMATS = ("text", "json", "sarif")
-EFFORTS = ("low", "high", "max")
 SEVERITIES = tuple(str(s) for s in Severity)
 
 
@@ -110,7 +110,7 @@ def resolve_effort(flag: str | None, config: Config) -> Effort:
     value = flag or env or config.review.effort
     if value not in EFFORTS:
         raise UsageError(f"GITNEURAL_REASONING_EFFORT must be one of low, high, max, not {env!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _write(text: str, output: str | None) -> None:

@@ -17,8 +17,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, cast, get_args
+from typing import Any, cast
 
+from bot.effort import EFFORTS, Effort
 from bot.errors import (
     ConfigError,
     MissingKeyError,
@@ -36,14 +37,13 @@ from bot.llm.errors import (
     stream_error_failure,
 )
 from bot.llm.stream import ProgressEmitter, TurnBuilder, turn_from_completion
-from bot.llm.types import AssistantTurn, Effort, ModelClient, Progress, ToolChoice
+from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice
 from bot.usage import Usage
 
 __all__ = ["K3Client", "LLMSettings"]
 
 DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
 DEFAULT_MODEL = "kimi-k3"
-EFFORTS: tuple[str, ...] = get_args(Effort)
 
 
 @dataclass(frozen=True)

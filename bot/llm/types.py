@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from bot.effort import Effort
 from bot.usage import Usage
 
-Effort = Literal["low", "high", "max"]
 ToolChoice = Literal["auto", "none", "required"]
 Phase = Literal["waiting", "thinking", "answering", "retrying"]
 

@@ -18,9 +18,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.config import Config, Effort
+from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
+from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
 from bot.review.agent.conversation import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups

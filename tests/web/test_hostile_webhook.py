@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.jobs import EFFORTS, ReviewJob
+from bot.effort import EFFORTS
+from bot.jobs import ReviewJob
 from bot.web.app import create_app
 from bot.web.settings import WebSettings
 from tests.support.webhooks import SECRET, RecordingQueue, comment, headers_for, load, serve

@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from bot.config import Config
+from bot.effort import Effort
 from bot.llm.client import K3Client, LLMSettings
-from bot.llm.types import Effort
 from tests.fakes.k3 import K3Stub, Reply
 
 
