@@ -26,7 +26,8 @@ from bot.llm.types import ModelClient, Progress
 from bot.review.agent.conversation import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups
 from bot.review.budget.grouping import split_files
-from bot.review.budget.packing import estimate_tokens, file_cost, pack
+from bot.review.budget.packing import file_cost, pack
+from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext, build_file_context, load_instructions
 from bot.review.findings.check import check_findings
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool

@@ -30,7 +30,7 @@ import prompts
 from bot.domain.change import Change
 from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
-from bot.review.budget.packing import estimate_tokens
+from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext
 from bot.text import encode_text, printable
 

@@ -17,7 +17,8 @@ from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.results import SkippedFile
 from bot.git.repo import range_change
-from bot.review.budget.packing import estimate_tokens, file_cost
+from bot.review.budget.packing import file_cost
+from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext, build_file_context
 from bot.review.prompt import (
     PROMPT_VERSION,

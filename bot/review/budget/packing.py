@@ -1,39 +1,18 @@
-"""The token estimator, and packing files into the prompt's budget.
-
-K3's tokenizer is not available offline, so tokens are estimated from the UTF-8 size:
-one token per started 3 bytes. That over-counts on purpose: BPE tokenizers of current
-models spend about 3.5 to 4.5 bytes per token on source code and English, and a CJK
-character (3 bytes in UTF-8) is rarely less than one token. Only dense, unusual text
-(base64, hex dumps, long runs of punctuation) comes near 2 bytes per token, and such files
-are mostly ignored by default (minified, generated, lock files). An over-estimate costs a
-few skipped files in a huge change; an under-estimate costs a rejected request
-(context too long) for the whole review. Counting bytes is linear and cheap: 3,000 files
-are estimated in milliseconds.
-"""
+"""Packing files into the prompt's budget (tokens as :mod:`bot.review.budget.tokens`
+estimates them): the files that fit, and the others skipped with their size."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from bot.domain.results import SkippedFile
-from bot.text import encode_text
+from bot.review.budget.tokens import estimate_tokens
+from bot.review.context.file_context import FileContext
 
-if TYPE_CHECKING:
-    from bot.review.context.file_context import FileContext
-
-#: Bytes per token assumed by :func:`estimate_tokens`.
-BYTES_PER_TOKEN = 3
 #: What the prompt adds around each file besides its text and its path: the header line
 #: with status and language, the labels, and two fences with their ids (measured: about
 #: 31 tokens for a bare diff, 61 with context; tests/review/test_prompt.py checks the bound).
 FILE_OVERHEAD_TOKENS = 64
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token count for ``text`` (monotone: more text, never fewer tokens)."""
-    size = len(encode_text(text))
-    return -(-size // BYTES_PER_TOKEN)
 
 
 def file_cost(item: FileContext) -> int:

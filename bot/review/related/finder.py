@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
-from bot.review.budget.packing import estimate_tokens
+from bot.review.budget.tokens import estimate_tokens
 from bot.review.related.name_probe import NameProbe
 from bot.review.related.nearest_files import nearest_files
 from bot.review.related.symbols import add_name, changed_names, used_names
