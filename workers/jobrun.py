@@ -30,16 +30,10 @@ from typing import Literal
 
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
 from bot.gh.checks import PAUSED_TITLE, Check, CheckOutput, unfinished_checks
+from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
-from bot.gh.pulls import (
-    PostedReview,
-    PullInfo,
-    github_errors,
-    gitneural_reviews,
-    lazy_repo,
-    read_pull,
-)
+from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
 from bot.jobs import ReviewJob
 from bot.text import one_line
 from workers.context import WorkerContext

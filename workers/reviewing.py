@@ -14,8 +14,9 @@ import pygit2
 from bot.config import Config, trusted_config
 from bot.domain.results import ReviewResult
 from bot.effort import Effort
+from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorAuthError
-from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
+from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client

@@ -20,7 +20,8 @@ import github
 from github.Repository import Repository
 
 from bot.errors import GitHubError
-from bot.gh.pulls import github_errors, lazy_repo
+from bot.gh.errors import github_errors
+from bot.gh.pulls import lazy_repo
 
 log = logging.getLogger("gitneural.post")
 

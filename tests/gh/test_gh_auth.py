@@ -15,13 +15,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from bot.errors import ConfigError
-from bot.gh.auth import (
-    AppCredentials,
-    GitHubAuthError,
-    InstallationTokens,
-    api_host_matches,
-    installation_client,
-)
+from bot.gh.client import installation_client
+from bot.gh.credentials import AppCredentials
+from bot.gh.errors import GitHubAuthError
+from bot.gh.hosts import api_host_matches
+from bot.gh.tokens import InstallationTokens
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/app"

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.gh.auth import AppCredentials, InstallationTokens
+from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
+from bot.gh.tokens import InstallationTokens
 from bot.jobs import ReviewJob
 from bot.llm.client import LLMSettings
 from tests.fakes.github import FakeGitHub
