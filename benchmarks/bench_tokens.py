@@ -34,7 +34,8 @@ from bot.config import Config
 from bot.domain.change import Change
 from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change
-from bot.llm.client import K3Client, LLMSettings
+from bot.llm.client import K3Client
+from bot.llm.settings import LLMSettings
 from bot.review.budget.tokens import estimate_tokens
 from bot.review.pipeline import plan_review, review
 from bot.text import decode_text

@@ -36,7 +36,7 @@ from hooks.targets import (
 if TYPE_CHECKING:
     from bot.config import Config
     from bot.domain.change import Change
-    from bot.llm.client import LLMSettings
+    from bot.llm.settings import LLMSettings
 
 #: Hook runs are short: back off briefly between retries (the time budget caps them too).
 _BACKOFF_BASE_S = 0.5
@@ -145,7 +145,7 @@ def _review_target(
 ) -> _Reviewed | None:
     """Review one target; None when it could not be reviewed and the hook fails open."""
     from bot.config import trusted_config
-    from bot.llm.client import LLMSettings
+    from bot.llm.settings import LLMSettings
     from bot.render.text import render_text
     from hooks.cache import ResultCache, cache_key, default_directory
 

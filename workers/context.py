@@ -15,7 +15,7 @@ from bot.gh.client import installation_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
 from bot.gh.tokens import InstallationTokens
-from bot.llm.client import LLMSettings
+from bot.llm.settings import LLMSettings
 
 
 @dataclass

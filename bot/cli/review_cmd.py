@@ -158,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_review(change, config, effort=effort)
         _write(describe_plan(plan, fmt=args.format), args.output)
         return EXIT_OK
-    from bot.llm.client import K3Client, LLMSettings
+    from bot.llm.client import K3Client
+    from bot.llm.settings import LLMSettings
     from bot.render.progress import ProgressLine
     from bot.review.pipeline import review
 

@@ -11,18 +11,14 @@ nothing to send needs no key; the CLI checks the key up front itself.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
 from typing import Any, cast
 
-from bot.effort import EFFORTS, Effort
+from bot.effort import Effort
 from bot.errors import (
-    ConfigError,
-    MissingKeyError,
     ModelError,
     ModelOutputError,
     ModelTimeoutError,
@@ -32,70 +28,15 @@ from bot.llm.errors import (
     RetryableFailure,
     connection_failure,
     cut_failure,
-    display_url,
     status_failure,
     stream_error_failure,
 )
+from bot.llm.settings import LLMSettings
 from bot.llm.stream import ProgressEmitter, TurnBuilder, turn_from_completion
 from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice
 from bot.usage import Usage
 
-__all__ = ["K3Client", "LLMSettings"]
-
-DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
-DEFAULT_MODEL = "kimi-k3"
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    api_key: str | None = field(repr=False)  # never in a repr, a log line or a message
-    base_url: str = DEFAULT_BASE_URL
-    model: str = DEFAULT_MODEL
-    effort: Effort = "max"
-    request_timeout: float = 900.0  # per HTTP request: the stream's read timeout
-    max_retries: int = 5
-    backoff_base: float = 1.0  # seconds
-    backoff_max: float = 60.0  # also caps how long a retry-after is honoured
-
-    def __post_init__(self) -> None:
-        if self.effort not in EFFORTS:
-            raise ConfigError(
-                f"reasoning effort must be one of {', '.join(EFFORTS)}, not {self.effort!r}"
-            )
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"KIMI_BASE_URL must be an http(s) URL, not {display_url(self.base_url)!r}"
-            )
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
-        """Settings from the environment; ``overrides`` whose value is None are ignored."""
-        env = os.environ if env is None else env
-        effort = env.get("GITNEURAL_REASONING_EFFORT", "").strip().lower() or "max"
-        if effort not in EFFORTS:
-            raise ConfigError(
-                f"GITNEURAL_REASONING_EFFORT must be one of {', '.join(EFFORTS)}, not {effort!r}"
-            )
-        values: dict[str, Any] = {
-            "api_key": (env.get("KIMI_API_KEY") or env.get("MOONSHOT_API_KEY") or "").strip()
-            or None,
-            "base_url": env.get("KIMI_BASE_URL", "").strip() or DEFAULT_BASE_URL,
-            "model": env.get("GITNEURAL_MODEL", "").strip() or DEFAULT_MODEL,
-            "effort": effort,
-        }
-        known = {f.name for f in fields(cls)}
-        unknown = set(overrides) - known
-        if unknown:
-            raise TypeError(f"unknown LLMSettings fields: {sorted(unknown)}")
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-    def require_key(self) -> str:
-        if not self.api_key:
-            raise MissingKeyError(
-                "no API key: set KIMI_API_KEY (or MOONSHOT_API_KEY) to a Moonshot API key"
-            )
-        return self.api_key
+__all__ = ["K3Client"]
 
 
 class K3Client:

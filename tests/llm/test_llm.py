@@ -24,7 +24,8 @@ from bot.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from bot.llm.client import K3Client, LLMSettings
+from bot.llm.client import K3Client
+from bot.llm.settings import LLMSettings
 from bot.llm.stream import TurnBuilder
 from bot.llm.types import Progress
 from tests.fakes.k3 import K3Stub, Reply

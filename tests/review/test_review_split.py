@@ -14,7 +14,8 @@ import pytest
 from bot.domain.change import Change
 from bot.errors import ModelConfigError
 from bot.git.repo import range_change
-from bot.llm.client import K3Client, LLMSettings
+from bot.llm.client import K3Client
+from bot.llm.settings import LLMSettings
 from bot.review.budget.grouping import GROUP_LIMIT, module_stem, split_files
 from bot.review.budget.packing import file_cost
 from bot.review.pipeline import plan_review, review

@@ -19,7 +19,7 @@ from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
 from bot.gh.tokens import InstallationTokens
 from bot.jobs import ReviewJob
-from bot.llm.client import LLMSettings
+from bot.llm.settings import LLMSettings
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.planted import ORIGINAL, PLANTED

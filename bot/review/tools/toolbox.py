@@ -11,7 +11,6 @@ size-capped. A result is untrusted text for a ``tool`` message; nothing here act
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from bot.domain.change import Snapshot
 from bot.errors import GitNeuralError
 from bot.review.secrets.redaction import redact_text
+from bot.review.tools.arguments import parse_arguments
 from bot.review.tools.paths import ToolError, normalize, resolve, shown
 from bot.review.tools.search import (
     Scanner,
@@ -28,7 +28,7 @@ from bot.review.tools.search import (
     glob_matcher,
     is_binary,
 )
-from bot.review.tools.specs import ARGUMENTS, tool_definitions
+from bot.review.tools.specs import tool_definitions
 from bot.text import decode_text, printable
 
 __all__ = ["RepoTools", "ToolError", "ToolLimits"]
@@ -99,7 +99,7 @@ class RepoTools:
             known = ", ".join(self._handlers)
             return f"error: unknown tool {shown(name)}; the repository tools are {known}"
         try:
-            kwargs = _parse_arguments(name, arguments)
+            kwargs = parse_arguments(name, arguments)
             return handler(**kwargs)
         except ToolError as exc:
             return self._finish(f"error: {exc}")
@@ -276,46 +276,3 @@ class RepoTools:
         cut = data[: self.limits.max_bytes].rsplit(b"\n", 1)[0]
         kept = cut.decode("utf-8", "ignore")
         return f"{kept}\n[truncated: output cut at {self.limits.max_bytes:,} bytes]"
-
-
-def _parse_arguments(name: str, arguments: str) -> dict[str, Any]:
-    """The JSON arguments of a call, checked against the tool's parameters."""
-    try:
-        parsed = json.loads(arguments or "{}")
-    except (ValueError, RecursionError):
-        raise ToolError(
-            f"the arguments of {name} are not valid JSON; send an object such as "
-            '{"path": "src/app.py"}'
-        ) from None
-    if not isinstance(parsed, dict):
-        raise ToolError(f"the arguments of {name} must be a JSON object")
-    spec = ARGUMENTS[name]
-    unknown = sorted(set(parsed) - set(spec))
-    if unknown:
-        raise ToolError(f"{name} has no argument {shown(unknown[0])}; it takes {', '.join(spec)}")
-    kwargs: dict[str, Any] = {}
-    for key, (kind, required) in spec.items():
-        value = parsed.get(key)
-        if value is None:
-            if required:
-                raise ToolError(f"{name} needs the argument {shown(key)}")
-            continue
-        kwargs[key] = _coerce(name, key, kind, value)
-    return kwargs
-
-
-def _coerce(name: str, key: str, kind: type, value: Any) -> Any:
-    """``value`` as ``kind``; models sometimes quote numbers and booleans."""
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-    elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and len(value) <= 12 and value.strip().lstrip("-").isdigit():
-            return int(value)
-    elif isinstance(value, str):
-        return value
-    raise ToolError(f"{name}: {shown(key)} must be a {kind.__name__}, not {shown(repr(value))}")

@@ -12,7 +12,8 @@ from typing import Any
 
 from bot.config import Config
 from bot.effort import Effort
-from bot.llm.client import K3Client, LLMSettings
+from bot.llm.client import K3Client
+from bot.llm.settings import LLMSettings
 from tests.fakes.k3 import K3Stub, Reply
 
 
