@@ -23,7 +23,7 @@ from tests.support.services import (
 from workers.app import create_celery
 from workers.queue import CeleryJobQueue
 from workers.settings import WorkerSettings
-from workers.tasks import REVIEW_TASK
+from workers.task_names import REVIEW_TASK
 
 
 @dataclass

@@ -12,9 +12,10 @@ import yaml
 from bot.errors import ConfigError
 from tests.support.paths import ROOT
 from workers.app import EMBEDDED_TRANSPORT, celery_config, create_celery
+from workers.backoff import backoff_delay
 from workers.locks import HeadRecord, is_current, pr_key
 from workers.settings import WorkerSettings
-from workers.tasks import EYES_TASK, REVIEW_TASK, backoff_delay
+from workers.task_names import EYES_TASK, REVIEW_TASK
 
 # ---- settings --------------------------------------------------------------------------
 
