@@ -40,10 +40,9 @@ from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.git.repo import range_change
+from bot.review import RelatedLimits, plan_review
 from bot.review.findings.check import check_findings
 from bot.review.findings.submission import parse_submission
-from bot.review.pipeline import plan_review
-from bot.review.related.finder import RelatedLimits
 
 SIZES = (1, 30, 300, 3000)
 #: Rounds of the size series; each runs every size once, the fastest run of each counts.

@@ -56,7 +56,7 @@ import json, time
 t0 = time.perf_counter()
 import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache
 from bot.config import trusted_config
-from bot.review.pipeline import plan_review
+from bot.review import plan_review
 from hooks.targets import open_repository, staged_target
 t1 = time.perf_counter()
 target = staged_target(open_repository("."))

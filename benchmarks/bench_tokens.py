@@ -36,8 +36,8 @@ from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
+from bot.review import plan_review, review
 from bot.review.budget.tokens import estimate_tokens
-from bot.review.pipeline import plan_review, review
 from bot.text import decode_text
 from tests.fakes.k3 import Reply
 

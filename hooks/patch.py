@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 from bot.domain.change import Change
 from bot.domain.results import Finding
-from bot.review.findings.side_text import split_lines
-from bot.review.findings.suggestions import SuggestionError, apply_suggestion
+from bot.review import SuggestionError, apply_suggestion, split_lines
 from bot.text import decode_text
 
 _NO_EOL = "\\ No newline at end of file\n"

@@ -164,7 +164,7 @@ def _review_target(
         cache = ResultCache(default_directory(env)) if options.use_cache else None
         key = None
         if cache is not None:
-            from bot.review.prompt import PROMPT_VERSION
+            from bot.review import PROMPT_VERSION
 
             key = cache_key(
                 change,
@@ -204,7 +204,7 @@ def _review(
 ) -> ReviewResult:
     from bot.llm.client import K3Client
     from bot.render.progress import ProgressLine
-    from bot.review.pipeline import review
+    from bot.review import review
 
     progress = ProgressLine(stderr, enabled=progress_on)
     deadline = time.monotonic() + policy.timeout

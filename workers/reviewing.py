@@ -20,7 +20,7 @@ from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
-from bot.review.pipeline import review
+from bot.review import review
 from workers.context import WorkerContext
 from workers.prchange import PullChange, build_change
 

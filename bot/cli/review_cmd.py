@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     effort = resolve_effort(args.effort, config)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
-        from bot.review.pipeline import plan_review
+        from bot.review import plan_review
 
         plan = plan_review(change, config, effort=effort)
         _write(describe_plan(plan, fmt=args.format), args.output)
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.llm.client import K3Client
     from bot.llm.settings import LLMSettings
     from bot.render.progress import ProgressLine
-    from bot.review.pipeline import review
+    from bot.review import review
 
     settings = LLMSettings.from_env(effort=effort)
     settings.require_key()

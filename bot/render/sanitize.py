@@ -45,7 +45,7 @@ from bot.render.markdown_tokens import (
     inline_pieces,
     markdown_pieces,
 )
-from bot.review.findings.suggestions import replacement_lines
+from bot.review import replacement_lines
 from bot.text import printable
 
 __all__ = [

@@ -20,8 +20,7 @@ from urllib.parse import quote
 
 from bot.domain.change import Change
 from bot.domain.results import Finding, ReviewResult, Severity
-from bot.review.findings.anchor import find_file
-from bot.review.findings.suggestions import replacement_lines
+from bot.review import find_file, replacement_lines
 from bot.text import printable
 
 SARIF_SCHEMA = (

@@ -15,9 +15,7 @@ from __future__ import annotations
 from bot.domain.change import Change
 from bot.domain.results import Finding, Placement, ReviewResult, Severity
 from bot.render.sanitize import terminal_text
-from bot.review.findings.anchor import find_file
-from bot.review.findings.side_text import side_text
-from bot.review.findings.suggestions import replacement_lines
+from bot.review import find_file, replacement_lines, side_text
 
 INDENT = "    "
 _COLORS = {
