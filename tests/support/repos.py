@@ -83,17 +83,18 @@ def commit(
         parent_ids = [_oid(repo, p) for p in parents]
     index = pygit2.Index()
     if parent_ids:
-        index.read_tree(repo.get(parent_ids[0]).peel(pygit2.Tree))
+        index.read_tree(repo[parent_ids[0]].peel(pygit2.Tree))
     for path, value in files.items():
         if value is None:
             index.remove(path)
         else:
             index.add(_entry(repo, path, value))
-    tree = repo.get(index.write_tree(repo)).peel(pygit2.Tree)
+    tree = repo[index.write_tree(repo)].peel(pygit2.Tree)
     checked_out = ref == _head_ref(repo) and not repo.is_bare
     if checked_out:
         # Before the ref moves, so files the commit deletes are removed from disk too.
-        repo.checkout_tree(tree, strategy=CheckoutStrategy.FORCE)
+        # pygit2's type stubs leave checkout_tree unannotated.
+        repo.checkout_tree(tree, strategy=CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
     sig = signature()
     oid = repo.create_commit(None, sig, sig, message, tree.id, parent_ids)
     repo.references.create(ref, oid, force=True)
@@ -101,7 +102,7 @@ def commit(
         # checkout_tree also staged the tree; make the on-disk index say so.
         repo.index.read_tree(tree)
         repo.index.write()
-    return repo.get(oid).peel(pygit2.Commit)
+    return repo[oid].peel(pygit2.Commit)
 
 
 def stage(repo: pygit2.Repository, files: Files) -> None:

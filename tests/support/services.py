@@ -75,7 +75,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(check: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.05) -> T:
+def wait_for(
+    check: Callable[[], T | None], what: str, timeout: float = 30.0, interval: float = 0.05
+) -> T:
     """Poll ``check`` until it returns something truthy; fail naming ``what``."""
     deadline = time.monotonic() + timeout
     while True:

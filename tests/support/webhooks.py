@@ -40,7 +40,8 @@ EVENTS = {
 
 def load(name: str) -> dict[str, Any]:
     """A fresh copy of a fixture payload (callers may mutate it)."""
-    return json.loads((WEBHOOKS / name).read_text(encoding="utf-8"))
+    payload: dict[str, Any] = json.loads((WEBHOOKS / name).read_text(encoding="utf-8"))
+    return payload
 
 
 def variant(name: str, **changes: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 #: The only top-level fields GitNeural may send; anything else is refused.
@@ -58,12 +59,13 @@ def invalid(message: str) -> StubError:
     return StubError(400, "invalid_request_error", message)
 
 
-def sent_key(reasoning: str, content: str | None, calls: list[tuple[str, str, str]]) -> str:
+def sent_key(reasoning: str, content: str | None, calls: Sequence[tuple[Any, Any, Any]]) -> str:
     """A canonical form of an assistant message; null and empty content are the same."""
     return json.dumps([reasoning, content or "", calls])
 
 
-def _calls_of(message: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _calls_of(message: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    # JSON values as the client sent them: checking their types is not this function's job.
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
@@ -193,7 +195,7 @@ def _check_answers(messages: list[Any], index: int, calls: Any) -> None:
     for call in calls:
         if not isinstance(call, dict) or call.get("type") != "function":
             raise invalid(f"tool call at index {index} must have type function")
-    answers: Counter[str] = Counter()
+    answers: Counter[Any] = Counter()  # ids as the client sent them, of any JSON type
     for later in messages[index + 1 :]:
         if not isinstance(later, dict) or later.get("role") != "tool":
             break

@@ -13,11 +13,14 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.fakes.k3.checks import StubError, check_fields, check_messages
 from tests.fakes.k3.reply import ErrorReply, Reply, estimate_tokens, reply_from_json
 from tests.fakes.k3.wire import Answer, completion_body, render, sse, stream_events, usage_fields
+
+if TYPE_CHECKING:
+    from tests.fakes.k3.stub import K3Stub
 
 
 @dataclass
@@ -36,13 +39,18 @@ class RecordedRequest:
 def prompt_text(body: dict[str, Any]) -> str:
     """The serialised prompt, stable part first, as a prefix cache would see it."""
     head = f"{body.get('model')}|{body.get('reasoning_effort', 'max')}|"
-    dumps = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)  # noqa: E731
-    return head + dumps(body.get("tools") or []) + "".join(map(dumps, body["messages"]))
+    return head + _dumps(body.get("tools") or []) + "".join(map(_dumps, body["messages"]))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 class StubServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512  # parallel review groups and load tests connect in bursts
+    #: The stub whose replies this server sends (set by the stub).
+    stub: K3Stub
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that goes away (timeout, reset test, end of test) is not a stub failure.
@@ -59,8 +67,10 @@ class StubHandler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     @property
-    def stub(self) -> Any:  # tests.fakes.k3.stub.K3Stub
-        return self.server.stub  # type: ignore[attr-defined, no-any-return]
+    def stub(self) -> K3Stub:
+        server = self.server
+        assert isinstance(server, StubServer)
+        return server.stub
 
     # -- plumbing ------------------------------------------------------------------
 

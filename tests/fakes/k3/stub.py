@@ -81,12 +81,13 @@ class K3Stub:
         self._lock = threading.Lock()
         self.stopping = threading.Event()
         self._server = StubServer((host, port), StubHandler)
-        self._server.stub = self  # type: ignore[attr-defined]
+        self._server.stub = self
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address is (host, port)
         return f"http://{host}:{port}"
 
     @property
