@@ -37,7 +37,7 @@ from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review import plan_review, review
-from bot.review.budget.tokens import estimate_tokens
+from bot.review.tokens import estimate_tokens
 from bot.text import decode_text
 from tests.fakes.k3 import Reply
 

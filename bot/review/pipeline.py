@@ -27,7 +27,6 @@ from bot.review.agent.conversation import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups
 from bot.review.budget.grouping import split_files
 from bot.review.budget.packing import file_cost, pack
-from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext, build_file_context, load_instructions
 from bot.review.findings.check import check_findings
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
@@ -35,6 +34,7 @@ from bot.review.related.finder import RelatedFinder, RelatedLimits
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text, secret_findings
 from bot.review.selection import select_files
+from bot.review.tokens import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from bot.usage import Usage
 

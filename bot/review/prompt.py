@@ -30,8 +30,8 @@ import prompts
 from bot.domain.change import Change
 from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
-from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext
+from bot.review.tokens import estimate_tokens
 from bot.text import encode_text, printable
 
 SUBMIT_REVIEW = "submit_review"

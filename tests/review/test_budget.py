@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from bot.git.repo import range_change
 from bot.review.budget.packing import file_cost, pack
-from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext, build_file_context
+from bot.review.tokens import estimate_tokens
 from tests.support.repos import commit, make_repo
 
 

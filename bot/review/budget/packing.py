@@ -1,4 +1,4 @@
-"""Packing files into the prompt's budget (tokens as :mod:`bot.review.budget.tokens`
+"""Packing files into the prompt's budget (tokens as :mod:`bot.review.tokens`
 estimates them): the files that fit, and the others skipped with their size."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from bot.domain.results import SkippedFile
-from bot.review.budget.tokens import estimate_tokens
 from bot.review.context.file_context import FileContext
+from bot.review.tokens import estimate_tokens
 
 #: What the prompt adds around each file besides its text and its path: the header line
 #: with status and language, the labels, and two fences with their ids (measured: about

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
-from bot.review.budget.tokens import estimate_tokens
 from bot.review.related.name_probe import NameProbe
 from bot.review.related.nearest_files import nearest_files
 from bot.review.related.symbols import add_name, changed_names, used_names
 from bot.review.secrets.redaction import redact_text
+from bot.review.tokens import estimate_tokens
 from bot.review.tools.search import is_binary
 from bot.review.tools.toolbox import RepoTools
 from bot.text import decode_text
