@@ -25,7 +25,8 @@ from bot.gh.pulls import lazy_repo
 
 log = logging.getLogger("gitneural.post")
 
-#: Never sent: GitNeural only suggests (DESIGN.md, safety rule 1).
+#: The only event sent: GitNeural never approves nor requests changes, it only suggests
+#: ("Suggestions only" in docs/architecture.md).
 EVENT = "COMMENT"
 
 

@@ -1,8 +1,9 @@
 """The Kimi K3 client: one chat completion with K3's rules, retries and live progress.
 
-K3's rules (DESIGN.md, "Kimi K3 facts"): no sampling parameters, an explicit
-``max_completion_tokens``, ``reasoning_effort`` at the top level, and preserved thinking:
-every assistant message goes back exactly as received (``AssistantTurn.message``).
+K3's rules (the K3 stub of the tests refuses whatever breaks them): no sampling
+parameters, an explicit ``max_completion_tokens``, ``reasoning_effort`` at the top level,
+and preserved thinking: every assistant message goes back exactly as received
+(``AssistantTurn.message``).
 The openai SDK is imported only when the first request is sent: ``import openai`` takes
 about 400 ms, and the pre-commit hook must start fast and often needs no request at all
 (every file skipped, a cached result). A missing key is found then too, so a review with
