@@ -7,6 +7,7 @@
 - the core depends on the model client's protocol, never on the client, and on no web,
   queue or GitHub library;
 - the one ``except Exception`` is the job runner's outer boundary.
+- every package of the product is listed in ``pyproject.toml``, so an install ships it.
 
 ``docs/architecture.md`` explains the layers; a new module takes its place in ``LAYERS``.
 Tests and benchmarks may reach into the core: they check and time its stages one by one.
@@ -15,6 +16,7 @@ Tests and benchmarks may reach into the core: they check and time its stages one
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -283,3 +285,11 @@ def test_every_except_base_exception_cleans_up_and_raises_again() -> None:
             ):
                 swallowed.append(_where(name, node.lineno))
     assert swallowed == []
+
+
+def test_every_package_of_the_product_ships() -> None:
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    packages = {name for name, module in modules().items() if module.is_package}
+    assert packages == listed
