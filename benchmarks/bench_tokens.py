@@ -11,7 +11,7 @@ each edited in a few places), it compares:
 - **GitNeural's agentic first prompt** (``max``): the same plus the read-only tools' specs;
   the model then reads only what it asks for.
 
-All three are counted with the core's own estimator (``bot.review.budget``: one token per
+All three are counted with the core's own estimator (``bot.review.tokens``: one token per
 3 bytes, an over-count), and also as the K3 stub counted the request it received.
 
 Then a change touching 3,000 real files is reviewed against the K3 stub (which answers at

@@ -8,7 +8,7 @@ from pathlib import Path
 import pygit2
 
 from bot.domain.results import Finding, Severity
-from bot.git import repo as gitrepo
+from bot.git.repo import staged_change
 from hooks.patch import quote_path, suggestions_patch
 from tests.support.repos import commit, make_repo, stage
 
@@ -51,7 +51,7 @@ def test_several_suggestions_in_several_files_apply_with_git(tmp_path: Path) -> 
     repo = make_repo(tmp_path / "r")
     commit(repo, {"a.py": "one\ntwo\nthree\nfour\nfive\n", "b.py": "x = 1\n"})
     stage(repo, {"a.py": "one\nTWO\nthree\nFOUR\nfive\n", "b.py": "x = 2\n"})
-    change = gitrepo.staged_change(repo)
+    change = staged_change(repo)
     patch = suggestions_patch(
         [
             finding("b.py", 1, 1, "x = 3"),
@@ -72,7 +72,7 @@ def test_overlapping_and_old_side_suggestions_are_left_out_with_reasons(tmp_path
     repo = make_repo(tmp_path / "r")
     commit(repo, {"a.py": "1\n2\n3\n4\n"})
     stage(repo, {"a.py": "1\n2\n3\n4\n5\n"})
-    change = gitrepo.staged_change(repo)
+    change = staged_change(repo)
     patch = suggestions_patch(
         [
             finding("a.py", 2, 3, "two-three"),
@@ -99,7 +99,7 @@ def test_no_newline_at_end_and_crlf_survive(tmp_path: Path) -> None:
     stage(repo, {"end.txt": "a\nB", "dos.txt": "a\r\nB\r\nc\r\n"})
     patch = suggestions_patch(
         [finding("end.txt", 2, 2, "b"), finding("dos.txt", 2, 2, "b\nb2")],
-        gitrepo.staged_change(repo),
+        staged_change(repo),
     )
     assert "\\ No newline at end of file\n" in patch.text
     apply_to_index(repo, patch.text, tmp_path)
@@ -112,7 +112,7 @@ def test_unusual_paths_are_quoted_as_git_does(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, {name: "x = 1\n"})
     stage(repo, {name: "x = 2\n"})
-    patch = suggestions_patch([finding(name, 1, 1, "x = 3")], gitrepo.staged_change(repo))
+    patch = suggestions_patch([finding(name, 1, 1, "x = 3")], staged_change(repo))
     assert '"a/dir with space/caf\\303\\251 \\"q\\".py"' in patch.text
     apply_to_index(repo, patch.text, tmp_path)
     assert staged(repo, name) == b"x = 3\n"

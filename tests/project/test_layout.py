@@ -6,7 +6,7 @@
 - the layers below import only downward, and each module stands in one of them;
 - the core depends on the model client's protocol, never on the client, and on no web,
   queue or GitHub library;
-- the one ``except Exception`` is the job runner's outer boundary.
+- the one ``except Exception`` is the job runner's outer boundary;
 - every package of the product is listed in ``pyproject.toml``, so an install ships it.
 
 ``docs/architecture.md`` explains the layers; a new module takes its place in ``LAYERS``.

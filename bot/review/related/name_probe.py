@@ -1,4 +1,4 @@
-"""How one name is looked for in the files of a snapshot (by :mod:`bot.review.related`).
+"""How one name is looked for in the files of a snapshot (by :mod:`bot.review.related.finder`).
 
 A cheap test on the raw bytes first (the name must occur), then its whole-word mentions
 in the text, then, line by line, whether a mention calls it or defines it.

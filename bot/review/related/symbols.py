@@ -1,6 +1,6 @@
 """Names a change is about: what it defines or edits, and what its added lines use.
 
-The names are looked up by :mod:`bot.review.related`: callers of the changed ones,
+The names are looked up by :mod:`bot.review.related.finder`: callers of the changed ones,
 definitions of the used ones. They are read from the (redacted) diff with patterns that
 cover the common languages; keywords, builtins and the methods of built-in containers
 are left out, since their definitions would only be noise.
