@@ -14,8 +14,7 @@ import pytest
 from bot.config import Config, parse_config
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, Severity
-from bot.git.repo import staged_change
-from bot.git.snapshots import TreeSnapshot
+from bot.git import repo as gitrepo
 from bot.usage import Usage
 from hooks.cache import ResultCache, cache_key, default_directory
 from tests.support.repos import commit, make_repo, stage
@@ -46,9 +45,9 @@ def result(title: str = "x", body_size: int = 10) -> ReviewResult:
 
 
 def test_key_covers_what_decides_the_review(repo: pygit2.Repository) -> None:
-    change = staged_change(repo)
+    change = gitrepo.staged_change(repo)
     base = key(change)
-    assert key(staged_change(repo)) == base  # rebuilt: same key
+    assert key(gitrepo.staged_change(repo)) == base  # rebuilt: same key
     different = {
         key(change, model="kimi-k3-mini"),
         key(change, effort="high"),
@@ -63,11 +62,11 @@ def test_key_covers_what_decides_the_review(repo: pygit2.Repository) -> None:
 
     # Other instructions at the trusted revision, the same diff on the same base.
     other = commit(repo, {"AGENTS.md": "Be thorough.\n"}, branch="policy")
-    trusted = TreeSnapshot(repo, other)
+    trusted = gitrepo.TreeSnapshot(repo, other)
     assert key(dataclasses.replace(change, trusted=trusted)) != base
 
     stage(repo, {"a.py": "x = 3\n"})
-    assert key(staged_change(repo)) != base
+    assert key(gitrepo.staged_change(repo)) != base
 
 
 def test_round_trip_and_damaged_entries(tmp_path: Path) -> None:
