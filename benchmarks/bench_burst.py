@@ -1,11 +1,12 @@
 """The burst of issue 7: delivery latency under load, and reviews posted per PR head.
 
-``tests/burstutil.py`` (the same code as the slow test ``tests/test_burst.py``) sends
-1,000 signed ``pull_request`` deliveries for 50 PRs to the App as deployed: 50 ``opened``,
-700 ``synchronize`` for new heads pushed to the fake GitHub in 14 rounds three seconds
-apart, 50 repeated ``synchronize`` events for a head already announced, and 200
-redeliveries (same id and body). Sixteen connections send them, one request each, while
-two worker processes review (the K3 stub answers at once: the time is GitNeural's own).
+``tests/support/burst/rig.py`` (the same code as the slow test
+``tests/system/test_burst.py``) sends 1,000 signed ``pull_request`` deliveries for 50 PRs
+to the App as deployed: 50 ``opened``, 700 ``synchronize`` for new heads pushed to the
+fake GitHub in 14 rounds three seconds apart, 50 repeated ``synchronize`` events for a
+head already announced, and 200 redeliveries (same id and body). Sixteen connections send
+them, one request each, while two worker processes review (the K3 stub answers at once:
+the time is GitNeural's own).
 
 Deployments: ``gitneural serve --workers 2`` on the embedded SQLite broker plus a second
 ``gitneural worker``; and, when Redis is up, ``gitneural serve`` for the web only with two
@@ -23,7 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, redis_up, row, tests_module
+from benchmarks.common import Row, main, redis_up, row
+from tests.support.burst.check import BurstPlan
+from tests.support.burst.rig import BurstRig
 
 ANSWER_LIMIT_S = 10.0
 
@@ -60,20 +63,17 @@ def _rows(label: str, r: Any) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    burstutil = tests_module("burstutil")
     if quick:
-        plan = burstutil.BurstPlan(
-            prs=5, rounds=3, repeats=2, redeliveries=5, concurrency=4, round_gap=0.5
-        )
+        plan = BurstPlan(prs=5, rounds=3, repeats=2, redeliveries=5, concurrency=4, round_gap=0.5)
     else:
-        plan = burstutil.BurstPlan()
+        plan = BurstPlan()
     deployments = [("sqlite", "embedded broker")]
     if not quick and redis_up("redis://127.0.0.1:6379/0"):
         deployments.append(("redis", "Redis"))
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitneural-bench-burst-") as tmp:
         for broker, label in deployments:
-            with burstutil.BurstRig(Path(tmp) / broker) as rig:
+            with BurstRig(Path(tmp) / broker) as rig:
                 rows += _rows(label, rig.run(plan, broker))
     if len(deployments) == 1 and not quick:
         rows.append(row("burst on Redis", "not run: Redis is down"))

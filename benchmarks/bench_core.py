@@ -2,7 +2,7 @@
 
 For changes of 1 to 3,000 real Python files (see :mod:`benchmarks.corpus`) it times:
 
-- **diff**: ``bot.gitrepo.range_change`` (libgit2 diff, rename detection, diff parsing);
+- **diff**: ``bot.git.repo.range_change`` (libgit2 diff, rename detection, diff parsing);
 - **plan**: ``plan_review`` (file selection, secret scan, redaction, hunks grown to their
   enclosing functions, packing into the token budget, related code, prompt rendering);
 - **check**: parsing synthetic ``submit_review`` arguments and ``check_findings``
@@ -37,13 +37,12 @@ import pygit2
 from benchmarks.common import Row, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, edit_count, source_files
 from bot.config import Config
-from bot.gitrepo import range_change
-from bot.review.change import Change
-from bot.review.core import plan_review
-from bot.review.findings import check_findings
-from bot.review.related import RelatedLimits
-from bot.review.submission import parse_submission
-from bot.review.types import Finding
+from bot.domain.change import Change
+from bot.domain.results import Finding
+from bot.git.repo import range_change
+from bot.review import RelatedLimits, plan_review
+from bot.review.findings.check import check_findings
+from bot.review.findings.submission import parse_submission
 
 SIZES = (1, 30, 300, 3000)
 #: Rounds of the size series; each runs every size once, the fastest run of each counts.

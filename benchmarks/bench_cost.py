@@ -34,9 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, row, tests_module
+from benchmarks.common import Row, main, row
 from benchmarks.corpus import SourceFile, edited, source_files
 from bot.jobs import ReviewJob
+from tests.fakes.github import FakeGitHub
+from tests.fakes.k3 import K3Stub, Reply
+from tests.support.job_world import make_context
 from workers.jobrun import run_review_job
 
 SIZES = (1, 30, 300)
@@ -105,8 +108,7 @@ class _Rig:
 
 
 def _submit_nothing(_body: dict[str, Any]) -> Any:
-    reply = tests_module("k3stub").Reply
-    return reply(
+    return Reply(
         reasoning="Read the change; nothing to report.",
         tool_calls=[("submit_review", {"summary": "Reviewed.", "findings": []})],
     )
@@ -114,10 +116,7 @@ def _submit_nothing(_body: dict[str, Any]) -> Any:
 
 @contextmanager
 def _rig(root: Path, files: list[SourceFile]) -> Iterator[_Rig]:
-    fake = tests_module("fakegithub").FakeGitHub
-    stub_cls = tests_module("k3stub").K3Stub
-    make_context = tests_module("jobrunutil").make_context
-    with fake(root / "gh") as gh, stub_cls(brain=_submit_nothing, check_history=False) as stub:
+    with FakeGitHub(root / "gh") as gh, K3Stub(brain=_submit_nothing, check_history=False) as stub:
         gh.create_repo(REPO, installation_id=1, files={f.path: f.data for f in files})
         gh.push(REPO, "feature", {f.path: edited(f, **EDIT) for f in files}, "Edit the files")
         number = gh.create_pull(REPO, head="feature", title="Edit files", body="Benchmark")

@@ -9,7 +9,7 @@ The sample is real history of two kinds:
   vendor, the new ones what this project installs.
 
 For every commit it compares the files, their status and every hunk with what the local
-``git`` prints (``tests/gitdiffcheck.py``), and times the core's work on it without a
+``git`` prints (``tests/support/gitdiff.py``), and times the core's work on it without a
 model: the diff (``range_change``) and the plan (``plan_review``). git changed one rule
 of its rename scoring in 2.43.2 (the last line without a newline counts); GitNeural
 follows today's git, and is compared here with the local git's rule (a row says which).
@@ -28,11 +28,12 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import REPO_ROOT, Row, main, row, tests_module
-from bot import gitrenames
+from benchmarks.common import REPO_ROOT, Row, main, row
 from bot.config import Config
-from bot.gitrepo import range_change
-from bot.review.core import plan_review
+from bot.git import renames as gitrenames
+from bot.git.repo import range_change
+from bot.review import plan_review
+from tests.support import gitdiff as check
 
 MAX_OWN = 150
 QUICK_OWN = 5
@@ -59,7 +60,6 @@ class Tally:
     seconds: list[float] = field(default_factory=list)
 
     def add(self, repo: pygit2.Repository, base: str, head: str, home: Path, label: str) -> None:
-        check = tests_module("gitdiffcheck")
         started = time.perf_counter()
         change = range_change(repo, base, head)
         plan_review(change, Config(), effort="max", related=False)
@@ -82,7 +82,6 @@ def _own_history(tally: Tally, home: Path, limit: int) -> None:
 
 
 def _packages(tally: Tally, home: Path, quick: bool) -> None:
-    check = tests_module("gitdiffcheck")
     repo = pygit2.init_repository(str(home / "packages.git"), bare=True)
     for name, old, new in PACKAGES[:1] if quick else PACKAGES:
         if not old.is_dir() or not new.is_dir():
@@ -95,7 +94,6 @@ def _packages(tally: Tally, home: Path, quick: bool) -> None:
 
 
 def run(quick: bool = False) -> list[Row]:
-    check = tests_module("gitdiffcheck")
     final_line = check.local_git_counts_final_line()
     saved = gitrenames.COUNT_FINAL_LINE
     gitrenames.COUNT_FINAL_LINE = final_line

@@ -29,8 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Row, k3_stub, main, row, tests_module
+from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import edited, source_files
+from tests.fakes.k3 import Reply
+from tests.support.repos import commit, make_repo, stage
 
 STARTUP_BUDGET_MS = 300.0
 CACHED_BUDGET_MS = 500.0
@@ -54,7 +56,7 @@ import json, time
 t0 = time.perf_counter()
 import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache
 from bot.config import trusted_config
-from bot.review.core import plan_review
+from bot.review import plan_review
 from hooks.targets import open_repository, staged_target
 t1 = time.perf_counter()
 target = staged_target(open_repository("."))
@@ -98,25 +100,23 @@ def _phases(cwd: Path, env: dict[str, str], repeat: int) -> dict[str, float]:
 
 
 def _repo(path: Path, staged: bool) -> Path:
-    gitutil = tests_module("gitutil")
-    repo = gitutil.make_repo(path)
-    gitutil.commit(repo, {"calc.py": BEFORE, "README.md": "calc\n"}, "initial")
+    repo = make_repo(path)
+    commit(repo, {"calc.py": BEFORE, "README.md": "calc\n"}, "initial")
     if staged:
-        gitutil.stage(repo, {"calc.py": AFTER})
+        stage(repo, {"calc.py": AFTER})
     return path
 
 
 def _large_repo(path: Path, count: int) -> Path:
     """``count`` real files committed under ``src/``; one line inside a function of one of
     them edited and staged (so the prompt has an enclosing function and related code)."""
-    gitutil = tests_module("gitutil")
     files = source_files(count)
-    repo = gitutil.make_repo(path)
-    gitutil.commit(repo, {LARGE_PREFIX + f.path: f.data for f in files}, "import sources")
+    repo = make_repo(path)
+    commit(repo, {LARGE_PREFIX + f.path: f.data for f in files}, "import sources")
     target = next(f for f in files if b"\n    def " in f.data)
     # Past the imports at the top: the statement in the middle of the file.
     middle = dataclasses.replace(target, anchors=target.anchors[len(target.anchors) // 2 :])
-    gitutil.stage(repo, {LARGE_PREFIX + target.path: edited(middle, hunks=1, inserted=0)})
+    stage(repo, {LARGE_PREFIX + target.path: edited(middle, hunks=1, inserted=0)})
     return path
 
 
@@ -148,9 +148,7 @@ def run(quick: bool = False) -> list[Row]:
         no_key = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, env, repeat)
         rows.append(row("gitneural hook run process, no key (fails open)", no_key, "ms"))
 
-        reply = tests_module("k3stub").Reply(
-            tool_calls=[("submit_review", {"summary": "Fine.", "findings": []})]
-        )
+        reply = Reply(tool_calls=[("submit_review", {"summary": "Fine.", "findings": []})])
         with k3_stub(replies=[reply]) as stub:
             online = {**env, "KIMI_API_KEY": stub.api_key, "KIMI_BASE_URL": stub.base_url}
             first = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, online, 1)

@@ -11,7 +11,7 @@ each edited in a few places), it compares:
 - **GitNeural's agentic first prompt** (``max``): the same plus the read-only tools' specs;
   the model then reads only what it asks for.
 
-All three are counted with the core's own estimator (``bot.review.budget``: one token per
+All three are counted with the core's own estimator (``bot.review.tokens``: one token per
 3 bytes, an over-count), and also as the K3 stub counted the request it received.
 
 Then a change touching 3,000 real files is reviewed against the K3 stub (which answers at
@@ -28,15 +28,18 @@ from typing import Any
 
 import pygit2
 
-from benchmarks.common import Row, k3_stub, main, row, tests_module
+from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
 from bot.config import Config
-from bot.gitrepo import diff_to_bytes, range_change
-from bot.llm import Effort, K3Client, LLMSettings
-from bot.review.budget import estimate_tokens
-from bot.review.change import Change
-from bot.review.core import plan_review, review
-from bot.review.diff import decode_text
+from bot.domain.change import Change
+from bot.effort import Effort
+from bot.git.repo import diff_to_bytes, range_change
+from bot.llm.client import K3Client
+from bot.llm.settings import LLMSettings
+from bot.review import plan_review, review
+from bot.review.tokens import estimate_tokens
+from bot.text import decode_text
+from tests.fakes.k3 import Reply
 
 TOKEN_FILES = 30
 QUICK_TOKEN_FILES = 5
@@ -66,8 +69,7 @@ def _naive_text(repo: pygit2.Repository, change: Change) -> str:
 
 def _submit_at_once(body: dict[str, Any]) -> Any:
     """The stub model: submits an empty review at once, so the time measured is ours."""
-    reply = tests_module("k3stub").Reply
-    return reply(
+    return Reply(
         reasoning="Reviewed.",
         tool_calls=[("submit_review", {"summary": "Reviewed.", "findings": []})],
     )

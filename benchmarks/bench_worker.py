@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import REPO_ROOT, BenchmarkError, Row, main, row, tests_module
+from benchmarks.common import REPO_ROOT, BenchmarkError, Row, main, row
+from tests.support.services import app_world, children_of, make_job
 
 JOBS = 16
 CONCURRENCY = 8
@@ -72,9 +73,8 @@ class Measured:
 
 
 def _family(pid: int) -> list[int]:
-    children = tests_module("services").children_of
     found = [pid]
-    for child in children(pid):
+    for child in children_of(pid):
         found += _family(child)
     return found
 
@@ -137,7 +137,6 @@ def _wait(what: str, check: Any, timeout: float, proc: subprocess.Popen[bytes], 
 
 
 def measure(world: Any, root: Path, pool: str, jobs: int, concurrency: int) -> Measured:
-    services = tests_module("services")
     from workers.app import create_celery
     from workers.queue import CeleryJobQueue
     from workers.settings import WorkerSettings
@@ -158,13 +157,13 @@ def measure(world: Any, root: Path, pool: str, jobs: int, concurrency: int) -> M
         model = world.think, world.stream
         world.think = world.stream = 0.0
         try:
-            warm = services.make_job(world, world.new_pull())
+            warm = make_job(world, world.new_pull())
             queue.submit(warm)
             _wait("the warm-up review", lambda: warm.delivery_id in _outcomes(log), 120, proc, log)
         finally:
             world.think, world.stream = model
         idle_rss, _ = _memory_kb(proc.pid)
-        job_list = [services.make_job(world, n) for n in numbers]
+        job_list = [make_job(world, n) for n in numbers]
         started = time.monotonic()
         with _Peak(proc.pid) as peak:
             for job in job_list:
@@ -208,12 +207,11 @@ def _rows(m: Measured, recommended: bool) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    services = tests_module("services")
     load = QUICK if quick else FULL
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitneural-bench-worker-") as tmp:
         root = Path(tmp)
-        with services.app_world(root / "world") as world:
+        with app_world(root / "world") as world:
             world.think, world.stream = load.silent, load.stream
             for pool in ("threads", "prefork"):
                 m = measure(world, root / pool, pool, load.jobs, load.concurrency)

@@ -18,17 +18,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
-import importlib
 import math
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypedDict
 
 from bot.errors import GitNeuralError
+from tests.fakes.github import FakeGitHub
+from tests.fakes.k3 import K3Stub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
@@ -175,29 +174,18 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 # --- servers the benchmarks talk to -------------------------------------------------------
 
 
-def tests_module(name: str) -> ModuleType:
-    """A helper module of ``tests/`` (``k3stub``, ``fakegithub``, ``webutil``, ``gitutil``).
-
-    The test helpers are imported by basename, as the tests do, so the benchmarks use the
-    very same K3 stub and fake GitHub the test suite trusts.
-    """
-    if str(TESTS_DIR) not in sys.path:
-        sys.path.append(str(TESTS_DIR))
-    return importlib.import_module(name)
-
-
 @contextlib.contextmanager
-def k3_stub(**kwargs: Any) -> Iterator[Any]:
-    """A running ``tests/k3stub.K3Stub(**kwargs)`` on 127.0.0.1 (``.base_url``, ``.api_key``)."""
-    stub = tests_module("k3stub").K3Stub(**kwargs)
+def k3_stub(**kwargs: Any) -> Iterator[K3Stub]:
+    """A running :class:`~tests.fakes.k3.K3Stub` on 127.0.0.1 (``.base_url``, ``.api_key``)."""
+    stub = K3Stub(**kwargs)
     with stub:
         yield stub
 
 
 @contextlib.contextmanager
-def fake_github(**kwargs: Any) -> Iterator[Any]:
-    """A running ``tests/fakegithub.FakeGitHub(**kwargs)`` (``.api_url``, ``.env()``)."""
-    gh = tests_module("fakegithub").FakeGitHub(**kwargs)
+def fake_github(**kwargs: Any) -> Iterator[FakeGitHub]:
+    """A running :class:`~tests.fakes.github.FakeGitHub` (``.api_url``, ``.env()``)."""
+    gh = FakeGitHub(**kwargs)
     with gh:
         yield gh
 

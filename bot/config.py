@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+from bot.domain.change import Snapshot
+from bot.effort import Effort
 from bot.errors import ConfigError
-from bot.review.change import Snapshot
 
 CONFIG_FILE = ".gitneural.toml"
 
-Effort = Literal["low", "high", "max"]
 SeverityName = Literal["critical", "major", "minor", "nit"]
 CheckConclusion = Literal["neutral", "failure"]
 

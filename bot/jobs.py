@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, get_args
 
+from bot.effort import EFFORTS
 from bot.errors import GitNeuralError
 
 Trigger = Literal["opened", "reopened", "ready_for_review", "synchronize", "command"]
 TRIGGERS: Final[tuple[str, ...]] = get_args(Trigger)
-EFFORTS: Final[tuple[str, ...]] = ("low", "high", "max")
 
 
 class JobError(GitNeuralError):

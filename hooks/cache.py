@@ -30,12 +30,13 @@ from pathlib import Path
 
 from bot import __version__
 from bot.config import Config
+from bot.domain.change import Change
+from bot.domain.diff import Diff
+from bot.domain.results import ReviewResult
 from bot.envvars import data_dir
 from bot.errors import UsageError
 from bot.render.json_report import load_json, render_json
-from bot.review.change import Change
-from bot.review.diff import Diff, encode_text
-from bot.review.types import ReviewResult
+from bot.text import encode_text
 
 log = logging.getLogger(__name__)
 

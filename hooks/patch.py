@@ -12,11 +12,10 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.review.change import Change
-from bot.review.diff import decode_text
-from bot.review.lines import split_lines
-from bot.review.suggestions import SuggestionError, apply_suggestion
-from bot.review.types import Finding
+from bot.domain.change import Change
+from bot.domain.results import Finding
+from bot.review import SuggestionError, apply_suggestion, split_lines
+from bot.text import decode_text
 
 _NO_EOL = "\\ No newline at end of file\n"
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f"}

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.config import Effort, HookSettings
+from bot.config import HookSettings
+from bot.domain.results import Finding, ReviewResult
+from bot.effort import Effort
 from bot.errors import EXIT_OK, ConfigError, GitNeuralError
-from bot.review.types import Finding, ReviewResult
 from hooks.policy import HookPolicy, cannot_review, resolve_policy, verdict
 from hooks.targets import (
     Stage,
@@ -34,8 +35,8 @@ from hooks.targets import (
 
 if TYPE_CHECKING:
     from bot.config import Config
-    from bot.llm import LLMSettings
-    from bot.review.change import Change
+    from bot.domain.change import Change
+    from bot.llm.settings import LLMSettings
 
 #: Hook runs are short: back off briefly between retries (the time budget caps them too).
 _BACKOFF_BASE_S = 0.5
@@ -144,7 +145,7 @@ def _review_target(
 ) -> _Reviewed | None:
     """Review one target; None when it could not be reviewed and the hook fails open."""
     from bot.config import trusted_config
-    from bot.llm import LLMSettings
+    from bot.llm.settings import LLMSettings
     from bot.render.text import render_text
     from hooks.cache import ResultCache, cache_key, default_directory
 
@@ -163,7 +164,7 @@ def _review_target(
         cache = ResultCache(default_directory(env)) if options.use_cache else None
         key = None
         if cache is not None:
-            from bot.review.prompt import PROMPT_VERSION
+            from bot.review import PROMPT_VERSION
 
             key = cache_key(
                 change,
@@ -201,9 +202,9 @@ def _review(
     progress_on: bool,
     stderr: TextIO,
 ) -> ReviewResult:
-    from bot.cli.progress import ProgressLine
-    from bot.llm import K3Client
-    from bot.review.core import review
+    from bot.llm.client import K3Client
+    from bot.render.progress import ProgressLine
+    from bot.review import review
 
     progress = ProgressLine(stderr, enabled=progress_on)
     deadline = time.monotonic() + policy.timeout
@@ -216,7 +217,7 @@ def _review(
 def _suggestions(reviewed: list[_Reviewed], patch_out: Path | None, stdout: TextIO) -> None:
     from bot.render.sanitize import terminal_text
     from bot.render.text import headline
-    from bot.review.diff import encode_text
+    from bot.text import encode_text
     from hooks.patch import suggestions_patch
 
     text = ""

@@ -20,10 +20,10 @@ from typing import Literal
 import pygit2
 from pygit2.enums import RepositoryOpenFlag, RepositoryState, SortMode
 
-from bot import gitrepo
+from bot.domain.change import Change
+from bot.domain.diff import FileStatus
 from bot.errors import GitError, UsageError
-from bot.review.change import Change
-from bot.review.diff import FileStatus
+from bot.git.repo import range_change, resolve_commit, staged_change
 
 Stage = Literal["pre-commit", "pre-push"]
 
@@ -68,7 +68,7 @@ def _quick(change: Change, nothing: str) -> str | None:
 def staged_target(repo: pygit2.Repository) -> Target:
     if repo.state() == RepositoryState.MERGE:
         return Target("merge commit", quick="merge commit: its branches were reviewed on their own")
-    change = gitrepo.staged_change(repo)
+    change = staged_change(repo)
     return Target("staged changes", change, _quick(change, "nothing staged"))
 
 
@@ -123,7 +123,7 @@ _ROOT_PUSH = (
 
 
 def _range(repo: pygit2.Repository, base: str, head: str, ref: str) -> Target:
-    change = gitrepo.range_change(repo, base, head)
+    change = range_change(repo, base, head)
     label = f"push {ref} {base[:12]}..{head[:12]}"
     return Target(label, change, _quick(change, "nothing new to review"))
 
@@ -135,7 +135,7 @@ def _is_sha(text: str) -> bool:
 
 def _exists(repo: pygit2.Repository, sha: str) -> bool:
     try:
-        gitrepo.resolve_commit(repo, sha)
+        resolve_commit(repo, sha)
     except GitError:
         return False
     return True
@@ -143,7 +143,7 @@ def _exists(repo: pygit2.Repository, sha: str) -> bool:
 
 def _first_unpushed(repo: pygit2.Repository, sha: str, remote: str) -> pygit2.Commit | None:
     """The oldest commit reachable from ``sha`` that no ref of ``remote`` reaches."""
-    head = gitrepo.resolve_commit(repo, sha)
+    head = resolve_commit(repo, sha)
     walker = repo.walk(head.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
     prefix = f"refs/remotes/{remote}/"
     for name in repo.references:

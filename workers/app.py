@@ -29,7 +29,7 @@ from kombu.transport import TRANSPORT_ALIASES
 
 from workers import limits
 from workers.settings import WorkerSettings
-from workers.tasks import EYES_TASK, REVIEW_TASK, register_tasks
+from workers.task_names import EYES_TASK, REVIEW_TASK
 
 log = logging.getLogger("gitneural.worker")
 
@@ -105,10 +105,21 @@ def restore_interval(settings: WorkerSettings) -> float:
     return min(60.0, settings.visibility_timeout / 4)
 
 
-def create_celery(settings: WorkerSettings) -> Celery:
-    """A Celery app with GitNeural's tasks registered; nothing connects until used."""
+def create_publisher(settings: WorkerSettings) -> Celery:
+    """A Celery app that only publishes (the webhook's): configured as the workers' app is,
+    without the tasks; nothing connects until used."""
     app = Celery("gitneural", set_as_current=False)
     app.conf.update(celery_config(settings))
+    return app
+
+
+def create_celery(settings: WorkerSettings) -> Celery:
+    """A Celery app with GitNeural's tasks registered; nothing connects until used."""
+    # The tasks bring the job runner (GitHub, git, the review core): only an app that runs
+    # them loads it, not ``import workers.app`` nor the webhook's publishing app.
+    from workers.tasks import register_tasks
+
+    app = create_publisher(settings)
     register_tasks(app, settings)
     _install_shutdown_hook(settings.shutdown_grace)
     return app

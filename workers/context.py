@@ -11,9 +11,11 @@ from pathlib import Path
 import github
 
 from bot.envvars import data_dir, env_bool, env_float
-from bot.gh.auth import AppCredentials, InstallationTokens, installation_client
+from bot.gh.client import installation_client
+from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
-from bot.llm import LLMSettings
+from bot.gh.tokens import InstallationTokens
+from bot.llm.settings import LLMSettings
 
 
 @dataclass

@@ -29,19 +29,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
-from bot.gh.checks import PAUSED_TITLE, Check, CheckOutput, unfinished_checks
+from bot.gh.checks import PAUSED_TITLE
+from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
-from bot.gh.pulls import (
-    PostedReview,
-    PullInfo,
-    github_errors,
-    gitneural_reviews,
-    lazy_repo,
-    read_pull,
-)
+from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
 from bot.jobs import ReviewJob
+from bot.text import one_line
 from workers.context import WorkerContext
+from workers.job_check import JobCheck
 from workers.publish import check_output, publish
 from workers.reviewing import (
     QUOTA_MARKER,
@@ -106,7 +102,7 @@ def run_review_job(
         outcome = run.run()
     except GitNeuralError as exc:
         if getattr(exc, "transient", False):
-            run.close("neutral", PAUSED_TITLE, f"Paused: {exc}")
+            run.check.close("neutral", PAUSED_TITLE, f"Paused: {exc}")
             log.warning("%s: transient failure, retried later: %s", run.name, exc)
             raise TransientJobError(str(exc), getattr(exc, "retry_after", None)) from exc
         outcome = run.fail(exc)
@@ -114,7 +110,9 @@ def run_review_job(
         # The job's one outer boundary: whatever stopped it (a time limit, a shutdown that
         # requeues the job, a bug), the check run must not stay "in progress" forever.
         # The error propagates to the task, which knows what it means.
-        run.close("cancelled", "GitNeural stopped", f"The review stopped ({type(exc).__name__}).")
+        run.check.close(
+            "cancelled", "GitNeural stopped", f"The review stopped ({type(exc).__name__})."
+        )
         raise
     log.info("%s: %s %s", run.name, outcome.status, outcome.detail)
     return outcome
@@ -146,11 +144,10 @@ class _JobRun:
         redelivered: bool = False,
     ) -> None:
         self.job, self.ctx, self.still_current = job, ctx, still_current
-        self.redelivered = redelivered
         self.gh = ctx.github(job.installation_id)
         self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
         self.pull: PullInfo | None = None
-        self.check: Check | None = None
+        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered)
         self.earlier: list[PostedReview] = []
 
     def _forget_token(self) -> None:
@@ -184,13 +181,13 @@ class _JobRun:
         gate = settings_gate(job, pull, mirror, refs)
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
-        self.check = self._start_check(pull.head_sha)
+        self.check.start(pull.head_sha)
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
         pc, result = review_change(self.ctx, job, pull, mirror, refs, gate, last, incremental)
         if result is None:
             since = (pc.since or "")[:12]
-            self.close(
+            self.check.close(
                 "neutral", "Nothing new to review", f"No file of this PR changed since `{since}`."
             )
             return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
@@ -215,48 +212,10 @@ class _JobRun:
             on_401=self._forget_token,
         )
         url = f"{pull.web_url}/pull/{job.pr_number}#pullrequestreview-{posted.review_id}"
-        self._complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
+        self.check.complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
         moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
         detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
         return JobOutcome("posted", posted.review_id, detail)
-
-    def _start_check(self, head_sha: str) -> Check:
-        repo = lazy_repo(self.gh, self.job.repo)
-        if self.redelivered:
-            # One more request, only on a redelivery: no orphan run left "in progress".
-            resumed = Check.resume(
-                repo,
-                head_sha,
-                external_id=self.job.delivery_id,
-                app_id=self.ctx.creds.app_id,
-                on_401=self._forget_token,
-            )
-            if resumed is not None:
-                return resumed
-        return Check.start(
-            repo,
-            head_sha,
-            external_id=self.job.delivery_id,
-            summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
-            on_401=self._forget_token,
-        )
-
-    def _complete_posted(self, output: CheckOutput) -> None:
-        """Complete the check run of a posted review.
-
-        A transient failure propagates without touching the run: the job's retry finds
-        the review by its marker and completes the run it left in progress.
-        """
-        check, self.check = self.check, None
-        assert check is not None
-        try:
-            check.complete(output)
-        except GitHubError as exc:
-            if exc.transient:
-                raise
-            log.warning("%s: GitHub refused the check run's output: %s", self.name, exc)
-            self.check = check
-            self.close(output.conclusion, output.title, "Review posted.")
 
     def _already_done(self, head_sha: str) -> JobOutcome | None:
         for review in reversed(self.earlier):
@@ -266,38 +225,24 @@ class _JobRun:
                 continue
             if same_job or marker.trigger == self.job.trigger:
                 paused_by = self.job.delivery_id if same_job else None
-                self._finish_stale_checks(marker.head, marker.conclusion, review, paused_by)
+                self.check.finish_stale(marker.head, marker.conclusion, review, paused_by)
                 return JobOutcome("posted", review.id, "already posted")
             return JobOutcome(
                 "nothing-new", review.id, f"{head_sha[:12]} was already reviewed ({marker.trigger})"
             )
         return None
 
-    def _finish_stale_checks(
-        self, head_sha: str, conclusion: str, review: PostedReview, paused_by: str | None
-    ) -> None:
-        """A worker killed after posting left its check run in progress, or this job's
-        first run paused it, not knowing its review had landed: complete it."""
-        try:
-            repo = lazy_repo(self.gh, self.job.repo)
-            app_id = self.ctx.creds.app_id
-            for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
-                summary = f"[Review posted]({review.html_url})." if review.html_url else ""
-                check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))
-        except GitHubError as exc:
-            log.warning("%s: could not complete an earlier check run: %s", self.name, exc)
-
     def _moved_on(self, head_sha: str) -> JobOutcome | None:
         """Whether the PR was closed or pushed to while the model was reviewing."""
         if not self.still_current(head_sha):
-            self.close("cancelled", "Superseded", "A newer commit is queued for review.")
+            self.check.close("cancelled", "Superseded", "A newer commit is queued for review.")
             return JobOutcome("superseded", detail="a newer head was queued")
         now = read_pull(self.gh, self.job.repo, self.job.pr_number, on_401=self._forget_token)
         if now is None or not now.open:
-            self.close("cancelled", "Pull request closed", "Closed while it was reviewed.")
+            self.check.close("cancelled", "Pull request closed", "Closed while it was reviewed.")
             return JobOutcome("gone", detail="closed while it was reviewed")
         if now.head_sha != head_sha:
-            self.close("cancelled", "Superseded", f"The head moved to `{now.head_sha[:12]}`.")
+            self.check.close("cancelled", "Superseded", f"The head moved to `{now.head_sha[:12]}`.")
             return JobOutcome("superseded", detail=f"the head moved to {now.head_sha[:12]}")
         return None
 
@@ -307,32 +252,14 @@ class _JobRun:
                 return review.id
         return None
 
-    def close(self, conclusion: str, title: str, summary: str) -> None:
-        """Best effort: complete the check run, if one was started."""
-        if self.check is None:
-            return
-        check, self.check = self.check, None
-        try:
-            check.complete(CheckOutput(conclusion, title, summary))
-        except GitHubError as exc:
-            log.warning("%s: could not complete the check run: %s", self.name, exc)
-
     def fail(self, exc: GitNeuralError) -> JobOutcome:
         """A failure that retrying will not fix: say so on the check run."""
-        reason = " ".join(str(exc).split()) or type(exc).__name__
+        reason = one_line(str(exc)) or type(exc).__name__
         log.warning("%s: failed: %s", self.name, reason)
-        if self.check is None and self.pull is not None:
-            try:
-                self.check = Check.start(
-                    lazy_repo(self.gh, self.job.repo),
-                    self.pull.head_sha,
-                    external_id=self.job.delivery_id,
-                    summary="Starting…",
-                )
-            except GitHubError as err:
-                log.warning("%s: could not create a check run: %s", self.name, err)
+        if self.pull is not None:
+            self.check.start_for_failure(self.pull.head_sha)
         head = f"`{self.pull.head_sha[:12]}`" if self.pull is not None else "this change"
-        self.close(
+        self.check.close(
             "failure",
             "GitNeural could not review this change",
             f"The review of {head} failed: {reason}",

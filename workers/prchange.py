@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 
 import pygit2
 
+from bot.domain.change import Change
+from bot.domain.diff import Diff
 from bot.errors import GitError
 from bot.gh.pulls import PullInfo
-from bot.gitrepo import TreeSnapshot, range_change, resolve_commit
-from bot.review.change import Change
-from bot.review.diff import Diff
+from bot.git.repo import TreeSnapshot, range_change, resolve_commit
 
 _DESCRIPTION_MAX = 16_000
 

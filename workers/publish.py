@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from bot.config import GitHubSettings
+from bot.domain.results import Finding, Placement, ReviewResult, Severity
 from bot.gh.checks import CheckOutput, finding_annotations
 from bot.gh.post import ReviewDraft
 from bot.render.github import (
@@ -26,7 +27,6 @@ from bot.render.github import (
     severity_counts,
     usage_line,
 )
-from bot.review.types import Finding, Placement, ReviewResult, Severity
 from workers.prchange import PullChange
 
 _NOT_ON_PR = "not on the pull request's diff"

@@ -18,7 +18,7 @@ import kombu.exceptions
 from bot.jobs import QueueError, ReviewJob
 from workers.locks import PRState, PRStateError, open_pr_state, pr_key
 from workers.settings import WorkerSettings
-from workers.tasks import EYES_TASK, REVIEW_TASK
+from workers.task_names import EYES_TASK, REVIEW_TASK
 
 if TYPE_CHECKING:
     from celery import Celery

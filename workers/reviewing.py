@@ -11,14 +11,16 @@ from typing import cast
 import github
 import pygit2
 
-from bot.config import Config, Effort, trusted_config
+from bot.config import Config, trusted_config
+from bot.domain.results import ReviewResult
+from bot.effort import Effort
+from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorAuthError
-from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, github_errors, lazy_repo
-from bot.gitrepo import TreeSnapshot, resolve_commit
+from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
+from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
-from bot.llm import K3Client
-from bot.review.core import review
-from bot.review.types import ReviewResult
+from bot.llm.client import K3Client
+from bot.review import review
 from workers.context import WorkerContext
 from workers.prchange import PullChange, build_change
 

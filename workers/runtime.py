@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
 
+from workers.context import WorkerContext
 from workers.locks import PRState, open_pr_state
 from workers.settings import WorkerSettings
-
-if TYPE_CHECKING:
-    from workers.context import WorkerContext
 
 
 class Runtime:
@@ -40,8 +37,6 @@ class Runtime:
         with self._lock:
             self._reset_after_fork()
             if self._context is None:
-                from workers.context import WorkerContext
-
                 ctx = WorkerContext.from_env()
                 if ctx.review_seconds is None:
                     # The model's part stops on its own before the soft limit interrupts.

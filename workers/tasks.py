@@ -20,7 +20,6 @@ Every job ends in one log line ``review job … outcome=<status>``.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,46 +27,26 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
-from bot.web.events import loggable
-from workers import limits
+from bot.text import loggable
+from workers import jobrun, limits
+from workers.backoff import backoff_delay, retry_after_of
+from workers.context import WorkerContext
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
 from workers.locks import PRLock, PRState, PRStateError, is_current, pr_key
 from workers.runtime import Runtime
 from workers.settings import WorkerSettings
+from workers.task_names import EYES_TASK, REVIEW_TASK
 
 if TYPE_CHECKING:
     from celery import Celery, Task
 
-    from workers.context import WorkerContext
-
 log = logging.getLogger("gitneural.worker")
 
-REVIEW_TASK: Final = "gitneural.review"
-EYES_TASK: Final = "gitneural.eyes"
 #: The reaction is one request: short limits, a few quick retries.
 EYES_SOFT_LIMIT: Final = 60.0
 EYES_HARD_LIMIT: Final = 90.0
 EYES_MAX_RETRIES: Final = 3
 Result = dict[str, Any]
-
-
-def backoff_delay(
-    faults: int,
-    base: float,
-    cap: float,
-    retry_after: float | None = None,
-    rand: float | None = None,
-) -> float:
-    """Seconds before retry number ``faults + 1``: ``base * 2**faults`` capped, with
-    "equal jitter" (half fixed, half random) so retries of many jobs spread out, and never
-    less than ``retry_after`` (itself capped: the broker must not hold a message longer
-    than its visibility timeout)."""
-    r = random.random() if rand is None else rand
-    delay = min(cap, base * 2.0 ** min(faults, 32))
-    delay = delay / 2 + r * delay / 2
-    if retry_after is not None and retry_after > 0:
-        delay = max(delay, min(cap, retry_after) + r)
-    return delay
 
 
 def describe(job: ReviewJob) -> str:
@@ -149,16 +128,11 @@ def _retry(
     job = ReviewJob.from_dict(raw)
     if faults >= s.max_retries:
         return _report(job, "failed", None, f"gave up after {faults + 1} attempts: {exc}")
-    delay = backoff_delay(faults, s.retry_backoff, s.retry_backoff_max, _retry_after(exc))
+    delay = backoff_delay(faults, s.retry_backoff, s.retry_backoff_max, retry_after_of(exc))
     log.warning(
         "review job %s fault=%d retry_in=%.0fs reason=%s", describe(job), faults + 1, delay, exc
     )
     raise task.retry(kwargs={"job": raw, "seq": seq, "faults": faults + 1}, countdown=delay)
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    value = getattr(exc, "retry_after", None)
-    return float(value) if isinstance(value, int | float) else None
 
 
 def _run_review(
@@ -213,8 +187,6 @@ def _run_locked(
     state: PRState,
     lock: PRLock,
 ) -> Result:
-    from workers import jobrun
-
     s = runtime.settings
     key = pr_key(job.repo, job.pr_number)
     abandoned = threading.Event()
@@ -282,8 +254,6 @@ def _ensure_eyes(job: ReviewJob, ctx: WorkerContext) -> None:
     """The fast queue's task reacts at once; this makes sure the reaction also comes
     before the review when that task is late (a cold worker) or was lost. GitHub keeps
     one reaction per user, so the second request changes nothing."""
-    from workers import jobrun
-
     try:
         jobrun.add_eyes_reaction(job, ctx)
     except GitNeuralError as exc:
@@ -291,8 +261,6 @@ def _ensure_eyes(job: ReviewJob, ctx: WorkerContext) -> None:
 
 
 def _run_eyes(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], faults: int) -> Result:
-    from workers import jobrun
-
     try:
         job = ReviewJob.from_dict(raw)
     except JobError as exc:
@@ -303,7 +271,7 @@ def _run_eyes(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], fault
         if not getattr(exc, "transient", False) or faults >= EYES_MAX_RETRIES:
             log.warning("eyes reaction %s failed: %s", describe(job), exc)
             return {"status": "failed", "detail": str(exc)}
-        delay = backoff_delay(faults, 2.0, 60.0, _retry_after(exc))
+        delay = backoff_delay(faults, 2.0, 60.0, retry_after_of(exc))
         raise task.retry(kwargs={"job": raw, "faults": faults + 1}, countdown=delay) from None
     log.info("eyes reaction %s added", describe(job))
     return {"status": "reacted"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.review.core import ReviewPlan
+from bot.review import ReviewPlan
 
 
 def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:

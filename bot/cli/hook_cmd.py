@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.review.types import Severity
+from bot.domain.results import Severity
+from bot.effort import EFFORTS
 
-EFFORTS = ("low", "high", "max")
 SEVERITIES = tuple(str(s) for s in Severity)
 HOOK_TYPES = ("pre-commit", "pre-push")
 

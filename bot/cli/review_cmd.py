@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config, Effort, trusted_config
+from bot.config import Config, trusted_config
+from bot.domain.change import Change
+from bot.domain.results import ReviewResult, Severity
+from bot.effort import EFFORTS, Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from bot.review.change import Change
-from bot.review.types import ReviewResult, Severity
 
 FORMATS = ("text", "json", "sarif")
-EFFORTS = ("low", "high", "max")
 SEVERITIES = tuple(str(s) for s in Severity)
 
 
@@ -70,31 +70,39 @@ def _read_diff(source: str) -> bytes:
 
 def load_change(args: argparse.Namespace) -> Change:
     """The change the arguments name (pygit2 is imported only here)."""
-    from bot import gitrepo
+    from bot.domain.diff import parse_diff
     from bot.errors import GitError
-    from bot.review.diff import parse_diff
+    from bot.git.repo import (
+        has_staged_changes,
+        open_repo,
+        range_change,
+        resolve_commit,
+        staged_change,
+        worktree_change,
+    )
+    from bot.git.snapshots import TreeSnapshot
 
     if args.head and not args.base:
         raise UsageError("--head needs --base")
     if args.diff:
         diff = parse_diff(_read_diff(args.diff))
         try:
-            repo = gitrepo.open_repo(args.repo)
+            repo = open_repo(args.repo)
         except GitError:
             return Change(diff=diff, title=f"diff {args.diff}")
-        head = None if repo.head_is_unborn else gitrepo.resolve_commit(repo, "HEAD")
-        trusted = gitrepo.TreeSnapshot(repo, head) if head is not None else None
+        head = None if repo.head_is_unborn else resolve_commit(repo, "HEAD")
+        trusted = TreeSnapshot(repo, head) if head is not None else None
         return Change(diff=diff, trusted=trusted, title=f"diff {args.diff}")
-    repo = gitrepo.open_repo(args.repo)
+    repo = open_repo(args.repo)
     if args.base:
-        return gitrepo.range_change(repo, args.base, args.head or "HEAD")
+        return range_change(repo, args.base, args.head or "HEAD")
     if args.staged:
-        return gitrepo.staged_change(repo)
+        return staged_change(repo)
     if args.worktree:
-        return gitrepo.worktree_change(repo)
-    if gitrepo.has_staged_changes(repo):
-        return gitrepo.staged_change(repo)
-    return gitrepo.worktree_change(repo)
+        return worktree_change(repo)
+    if has_staged_changes(repo):
+        return staged_change(repo)
+    return worktree_change(repo)
 
 
 def resolve_effort(flag: str | None, config: Config) -> Effort:
@@ -102,7 +110,7 @@ def resolve_effort(flag: str | None, config: Config) -> Effort:
     value = flag or env or config.review.effort
     if value not in EFFORTS:
         raise UsageError(f"GITNEURAL_REASONING_EFFORT must be one of low, high, max, not {env!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _write(text: str, output: str | None) -> None:
@@ -145,14 +153,15 @@ def run(args: argparse.Namespace) -> int:
     effort = resolve_effort(args.effort, config)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
-        from bot.review.core import plan_review
+        from bot.review import plan_review
 
         plan = plan_review(change, config, effort=effort)
         _write(describe_plan(plan, fmt=args.format), args.output)
         return EXIT_OK
-    from bot.cli.progress import ProgressLine
-    from bot.llm import K3Client, LLMSettings
-    from bot.review.core import review
+    from bot.llm.client import K3Client
+    from bot.llm.settings import LLMSettings
+    from bot.render.progress import ProgressLine
+    from bot.review import review
 
     settings = LLMSettings.from_env(effort=effort)
     settings.require_key()

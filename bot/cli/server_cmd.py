@@ -109,13 +109,13 @@ def wsgi_app() -> flask.Flask:
     """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
-    from workers.app import create_celery
+    from workers.app import create_publisher
     from workers.queue import CeleryJobQueue
     from workers.settings import WorkerSettings
 
     web = WebSettings.from_env()
     settings = WorkerSettings.from_env()
-    return create_app(web, CeleryJobQueue(create_celery(settings), settings))
+    return create_app(web, CeleryJobQueue(create_publisher(settings), settings))
 
 
 def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -18,9 +18,9 @@ from typing import Any
 from github.CheckRun import CheckRun
 from github.Repository import Repository
 
-from bot.gh.pulls import fresh_read, github_errors
+from bot.domain.results import Finding, Severity
+from bot.gh.errors import fresh_read, github_errors
 from bot.render.sanitize import sanitize_markdown, terminal_text
-from bot.review.types import Finding, Severity
 
 CHECK_NAME = "GitNeural"
 #: The title of a run a job left for its retry (a transient failure).

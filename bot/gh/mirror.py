@@ -26,7 +26,7 @@ from pathlib import Path
 import pygit2
 
 from bot.errors import GitError
-from bot.gh.auth import api_host_matches
+from bot.gh.hosts import api_host_matches
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: libgit2 has no network timeouts unless told; a hung GitHub must not hang a worker.

@@ -20,11 +20,13 @@ import github
 from github.Repository import Repository
 
 from bot.errors import GitHubError
-from bot.gh.pulls import github_errors, lazy_repo
+from bot.gh.errors import github_errors
+from bot.gh.pulls import lazy_repo
 
 log = logging.getLogger("gitneural.post")
 
-#: Never sent: GitNeural only suggests (DESIGN.md, safety rule 1).
+#: The only event sent: GitNeural never approves nor requests changes, it only suggests
+#: ("Suggestions only" in docs/architecture.md).
 EVENT = "COMMENT"
 
 

@@ -4,74 +4,22 @@ One ``GET /pulls/{n}`` tells everything a review needs (state, draft, head and b
 clone URL, the default branch); one ``GET /pulls/{n}/reviews`` per 100 reviews finds the
 earlier GitNeural reviews by their hidden marker. Objects are made lazily so PyGithub
 never spends a request on something it could name from a URL.
-
-:func:`github_errors` turns PyGithub's and requests' exceptions into
-:class:`~bot.errors.GitHubError`, marked transient for 5xx, rate limits and network
-faults so the worker can reschedule the job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import github
-import requests
-from github import GithubException
 from github.PullRequest import PullRequest
 from github.Repository import Repository
-from urllib3.exceptions import MaxRetryError
 
 from bot.errors import GitHubError
-from bot.gh.auth import github_retry_after, redact_tokens
+from bot.gh.errors import fresh_read
 from bot.render.github import Marker, parse_marker
-
-T = TypeVar("T")
-_TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-
-
-def _rate_limited(exc: GithubException) -> bool:
-    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
-    if headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers:
-        return True
-    message = exc.data.get("message", "") if isinstance(exc.data, dict) else ""
-    return "rate limit" in str(message).lower()
-
-
-def github_error(exc: GithubException, doing: str) -> GitHubError:
-    """A one-line :class:`GitHubError` for a failed request; never holds a token."""
-    status = exc.status
-    transient = status in _TRANSIENT_STATUSES or status >= 500
-    transient = transient or (status == 403 and _rate_limited(exc)) or status == 401
-    message = exc.data.get("message") if isinstance(exc.data, dict) else None
-    # GitHub's message is quoted, never a token a proxy or a bug might echo in it.
-    reason = redact_tokens(" ".join(str(message).split()))[:200] if message else "no message"
-    return GitHubError(
-        f"GitHub answered {status} when {doing} ({reason})"
-        + ("; it is retried later" if transient else ""),
-        transient=transient,
-        retry_after=github_retry_after(exc.headers),
-        status=status,
-    )
-
-
-@contextmanager
-def github_errors(doing: str, on_401: Callable[[], None] | None = None) -> Iterator[None]:
-    """Translate what PyGithub raises inside the block; ``on_401`` drops a stale token."""
-    try:
-        yield
-    except GithubException as exc:
-        if exc.status == 401 and on_401 is not None:
-            on_401()
-        raise github_error(exc, doing) from None
-    except (requests.RequestException, MaxRetryError) as exc:
-        raise GitHubError(
-            f"cannot reach GitHub when {doing} ({type(exc).__name__}); it is retried later",
-            transient=True,
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -133,23 +81,6 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
         body=str(data.get("body") or ""),
         author=str((data.get("user") or {}).get("login") or ""),
     )
-
-
-def fresh_read(read: Callable[[], T], doing: str, on_401: Callable[[], None] | None) -> T:
-    """``read()``, once more after ``on_401`` if GitHub refused the cached token.
-
-    Reads are safe to repeat, and so is a write GitHub refused with 401 (it changed
-    nothing); a token revoked or expired early is otherwise only noticed by a 401, and
-    the job should not wait for a retry just to mint a new one.
-    """
-    try:
-        with github_errors(doing, on_401):
-            return read()
-    except GitHubError as exc:
-        if exc.status != 401 or on_401 is None:
-            raise
-    with github_errors(doing):
-        return read()
 
 
 def read_pull(

@@ -22,14 +22,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain.results import Coverage, Finding, Severity
 from bot.render.sanitize import (
     neutralise_markers,
     sanitize_inline,
     sanitize_markdown,
     suggestion_fence,
 )
-from bot.review.diff import printable
-from bot.review.types import Coverage, Finding, Severity
+from bot.text import printable
 from bot.usage import Usage
 
 #: GitHub's limit for a review body and for each comment body.
@@ -125,10 +125,6 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{clean}{pad}{ticks}"
 
 
-def _one_line(text: str, limit: int) -> str:
-    return sanitize_inline(text, limit=limit)
-
-
 def _where(finding: Finding) -> str:
     lines = (
         f"line {finding.start_line}"
@@ -139,15 +135,17 @@ def _where(finding: Finding) -> str:
 
 
 def _headline(finding: Finding) -> str:
-    category = _one_line(finding.category, 60) if finding.category.strip() else ""
+    category = sanitize_inline(finding.category, limit=60) if finding.category.strip() else ""
     parts = [f"{ICONS[finding.severity]} **{finding.severity}**"]
     if category:
         parts.append(category)
-    return " · ".join(parts) + f": **{_one_line(finding.title, _TITLE_LIMIT)}**"
+    return " · ".join(parts) + f": **{sanitize_inline(finding.title, limit=_TITLE_LIMIT)}**"
 
 
 def _note(finding: Finding) -> str:
-    return f"<sub>{_one_line(finding.note, 1_000)}</sub>" if finding.note.strip() else ""
+    return (
+        f"<sub>{sanitize_inline(finding.note, limit=1_000)}</sub>" if finding.note.strip() else ""
+    )
 
 
 def comment_body(finding: Finding) -> str:
@@ -208,7 +206,8 @@ def severity_counts(findings: Iterable[Finding]) -> str:
 def usage_line(usage: Usage, model: str, effort: str, duration_s: float) -> str:
     requests = f"{usage.requests} request{'s' if usage.requests != 1 else ''}"
     return (
-        f"{_one_line(model, 80) or 'model'} at effort {_one_line(effort, 10) or '?'} · "
+        f"{sanitize_inline(model, limit=80) or 'model'} at effort "
+        f"{sanitize_inline(effort, limit=10) or '?'} · "
         f"{usage.prompt_tokens:,} prompt tokens ({usage.cached_tokens:,} cached, "
         f"{usage.cached_ratio:.0%}) · {usage.completion_tokens:,} completion tokens · "
         f"{requests} · {duration_s:.1f} s"
@@ -222,7 +221,8 @@ def coverage_text(coverage: Coverage, scope: str, limit: int = _MAX_SKIPPED_LIST
     if coverage.skipped:
         text += f" Skipped {len(coverage.skipped)}:"
         lines = [
-            f"\n- {code_span(s.path)}: {_one_line(s.reason, 200)}" for s in coverage.skipped[:limit]
+            f"\n- {code_span(s.path)}: {sanitize_inline(s.reason, limit=200)}"
+            for s in coverage.skipped[:limit]
         ]
         text += "".join(lines)
         if len(coverage.skipped) > limit:

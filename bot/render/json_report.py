@@ -37,16 +37,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity, SkippedFile
 from bot.errors import UsageError
-from bot.review.diff import printable
-from bot.review.types import (
-    Coverage,
-    Finding,
-    Placement,
-    ReviewResult,
-    Severity,
-    SkippedFile,
-)
+from bot.text import printable
 from bot.usage import Usage
 
 VERSION = 1

@@ -45,8 +45,8 @@ from bot.render.markdown_tokens import (
     inline_pieces,
     markdown_pieces,
 )
-from bot.review.diff import printable
-from bot.review.suggestions import replacement_lines
+from bot.review import replacement_lines
+from bot.text import printable
 
 __all__ = [
     "SAFE_TAGS",

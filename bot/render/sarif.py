@@ -18,11 +18,10 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from bot.review.anchor import find_file
-from bot.review.change import Change
-from bot.review.diff import printable
-from bot.review.suggestions import replacement_lines
-from bot.review.types import Finding, ReviewResult, Severity
+from bot.domain.change import Change
+from bot.domain.results import Finding, ReviewResult, Severity
+from bot.review import find_file, replacement_lines
+from bot.text import printable
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -12,12 +12,10 @@ bytes).
 
 from __future__ import annotations
 
+from bot.domain.change import Change
+from bot.domain.results import Finding, Placement, ReviewResult, Severity
 from bot.render.sanitize import terminal_text
-from bot.review.anchor import find_file
-from bot.review.change import Change
-from bot.review.lines import side_text
-from bot.review.suggestions import replacement_lines
-from bot.review.types import Finding, Placement, ReviewResult, Severity
+from bot.review import find_file, replacement_lines, side_text
 
 INDENT = "    "
 _COLORS = {

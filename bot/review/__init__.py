@@ -1,0 +1,44 @@
+"""The review core, and its public face: what the entrances, the renderers and the hook
+import (always from here, or from :mod:`bot.domain`; never from a module inside).
+
+:func:`review` runs the whole pipeline, :func:`plan_review` everything before the model
+(:mod:`bot.review.pipeline`). The stages, in the order the pipeline runs them:
+
+1. ``selection``: which files are reviewed, and why the others are not;
+2. ``secrets``: committed secrets reported, and redacted from all the model will see;
+3. ``context``: each hunk grown to the function or class around it;
+4. ``budget``: the files packed into the token budget, or a change too large for one
+   prompt split into groups of related files;
+5. ``related``: callers and definitions up front, in the room left;
+6. ``prompt``: the chat messages, rendered from ``prompts/*.j2``;
+7. ``agent``: the conversation with K3, read-only ``tools`` at hand, the groups of a large
+   change in parallel;
+8. ``findings``: what the model reported, parsed, then checked against the real change
+   (anchoring, suggestions, duplicates, cap).
+"""
+
+from bot.review.agent.parallel import ReviewGroup
+from bot.review.findings.anchor import find_file
+from bot.review.findings.side_text import SideText, side_text, split_lines
+from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
+from bot.review.pipeline import ReviewPlan, plan_review, review
+from bot.review.prompt import PROMPT_VERSION
+from bot.review.related.finder import RelatedLimits
+from bot.review.tools.toolbox import ToolLimits
+
+__all__ = [
+    "PROMPT_VERSION",
+    "RelatedLimits",
+    "ReviewGroup",
+    "ReviewPlan",
+    "SideText",
+    "SuggestionError",
+    "ToolLimits",
+    "apply_suggestion",
+    "find_file",
+    "plan_review",
+    "replacement_lines",
+    "review",
+    "side_text",
+    "split_lines",
+]

@@ -27,11 +27,12 @@ from typing import Any
 import jinja2
 
 import prompts
-from bot.review.budget import estimate_tokens
-from bot.review.change import Change
-from bot.review.context import FileContext
-from bot.review.diff import FileStatus, encode_text, printable
-from bot.review.types import SkippedFile
+from bot.domain.change import Change
+from bot.domain.diff import FileStatus
+from bot.domain.results import SkippedFile
+from bot.review.context.file_context import FileContext
+from bot.review.tokens import estimate_tokens
+from bot.text import encode_text, printable
 
 SUBMIT_REVIEW = "submit_review"
 SYSTEM_TEMPLATE = "system.md.j2"

@@ -22,9 +22,10 @@ import flask
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from bot.jobs import JobQueue, QueueError
+from bot.text import loggable
 from bot.web import signature
 from bot.web.deliveries import DeliveryLog, DeliveryLogError, open_delivery_log
-from bot.web.events import Decision, loggable, route
+from bot.web.events import Decision, route
 from bot.web.payload import PayloadError, parse
 from bot.web.settings import WebSettings
 

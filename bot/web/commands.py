@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.effort import EFFORTS
 from bot.errors import GitNeuralError
-from bot.jobs import EFFORTS
 
 COMMAND = "/review"
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.jobs import JobError, ReviewJob
+from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
 from bot.web.payload import Payload, PayloadError
@@ -165,14 +166,6 @@ def on_installation(payload: Payload, delivery_id: str, settings: WebSettings) -
 
 def on_ping(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
     return _ignore(payload, "pong")
-
-
-def loggable(value: object) -> str:
-    """``value`` safe for one log line: no control characters or spaces, bounded length."""
-    if value is None:
-        return "-"
-    text = str(value)[:100]
-    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in text)
 
 
 HANDLERS: dict[str, Handler] = {

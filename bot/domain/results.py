@@ -1,0 +1,97 @@
+"""The values the review core hands to every entrance: findings, coverage, results."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bot.domain.diff import Side
+from bot.usage import Usage
+
+
+class Severity(enum.StrEnum):
+    CRITICAL = "critical"
+    MAJOR = "major"
+    MINOR = "minor"
+    NIT = "nit"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more severe."""
+        return _RANKS[self]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+
+_RANKS = {Severity.CRITICAL: 3, Severity.MAJOR: 2, Severity.MINOR: 1, Severity.NIT: 0}
+
+
+class Placement(enum.StrEnum):
+    """Where a checked finding may be shown."""
+
+    #: On a line GitHub accepts: an inline comment (with a suggestion, if any).
+    INLINE = "inline"
+    #: Near or outside the diff: listed in the review's summary only.
+    SUMMARY = "summary"
+
+
+@dataclass
+class Finding:
+    path: str
+    start_line: int
+    end_line: int
+    side: Side
+    severity: Severity
+    category: str
+    title: str
+    body: str
+    #: Exact replacement text for new-file lines ``start_line..end_line``.
+    suggestion: str | None = None
+    placement: Placement = Placement.INLINE
+    #: Why the check moved, re-anchored or changed this finding ("" when untouched).
+    note: str = ""
+    #: Stable across reviews: path, normalised code at the anchor, normalised title.
+    fingerprint: str = ""
+    #: ``model`` or ``secret-scan``: who reported it.
+    source: str = "model"
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["severity"] = str(self.severity)
+        data["placement"] = str(self.placement)
+        return data
+
+
+@dataclass
+class SkippedFile:
+    path: str
+    #: Short and human: "ignored by 'package-lock.json'", "binary", "over the token budget".
+    reason: str
+
+
+@dataclass
+class Coverage:
+    reviewed: list[str] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reviewed": list(self.reviewed), "skipped": [asdict(s) for s in self.skipped]}
+
+
+@dataclass
+class ReviewResult:
+    summary: str
+    #: Every finding the check kept, most severe first (inline and summary placements).
+    findings: list[Finding]
+    coverage: Coverage
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    effort: str = ""
+    duration_s: float = 0.0
+    #: Findings the check could not keep, with the reason (never dropped silently).
+    dropped: list[tuple[Finding, str]] = field(default_factory=list)
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

@@ -1,0 +1,58 @@
+"""PyGithub clients acting as an installation, that never retry a write."""
+
+from __future__ import annotations
+
+import github
+from github import Auth
+
+from bot.gh.credentials import AppCredentials
+from bot.gh.retry import read_retry
+from bot.gh.tokens import InstallationTokens
+
+
+class _InstallationTokenAuth(Auth.Auth):
+    """Asks the cache for the token on every request, so a long task rolls over to a
+    fresh token instead of failing when the first one expires."""
+
+    def __init__(self, tokens: InstallationTokens, installation_id: int) -> None:
+        self._tokens = tokens
+        self._installation_id = installation_id
+
+    @property
+    def token_type(self) -> str:
+        return "token"
+
+    @property
+    def token(self) -> str:
+        return self._tokens.get(self._installation_id)
+
+    @property
+    def _masked_token(self) -> str:
+        return "token (removed)"
+
+
+def installation_client(
+    creds: AppCredentials,
+    tokens: InstallationTokens,
+    installation_id: int,
+    *,
+    timeout: int = 30,
+    seconds_between_requests: float | None = 0.25,
+    seconds_between_writes: float | None = 1.0,
+    max_rate_limit_wait: float = 60.0,
+) -> github.Github:
+    """A PyGithub client acting as the installation.
+
+    Reads are retried on 5xx and rate limits; POST, PATCH and PUT never are (PyGithub's
+    default would retry a POST and post a review twice). PyGithub's pacing between
+    requests and writes is kept by default: it keeps GitHub's secondary rate limits away.
+    """
+    return github.Github(
+        auth=_InstallationTokenAuth(tokens, installation_id),
+        base_url=creds.api_url,
+        timeout=timeout,
+        retry=read_retry(max_rate_limit_wait),
+        per_page=100,
+        seconds_between_requests=seconds_between_requests,
+        seconds_between_writes=seconds_between_writes,
+    )

@@ -1,0 +1,218 @@
+"""The conversation with K3: one-shot or agentic, always ending in ``submit_review``.
+
+Every assistant message goes back into ``messages`` exactly as received (preserved
+thinking: K3 answers 400 otherwise), every tool call gets exactly one ``tool`` message,
+and the tool list and effort stay the same for the whole conversation so K3's prefix cache
+keeps serving the stable start of the prompt. The model may answer in ``content`` instead
+of calling the tool; that is parsed defensively. A bad submission gets one repair turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.errors import ModelOutputError, ModelTimeoutError
+from bot.llm.types import ModelClient, Progress, ToolCall
+from bot.review.findings.submission import (
+    Submission,
+    SubmissionError,
+    extract_submission,
+    parse_submission,
+    repair_message,
+)
+from bot.review.prompt import submit_review_tool
+from bot.usage import Usage
+
+SUBMIT = "submit_review"
+
+#: Turns the model gets after being told its budget is spent, before the review fails.
+_GRACE_TURNS = 2
+#: Tool calls of one turn run at once (they only read the snapshot).
+_TOOL_THREADS = 8
+
+
+class ToolRunner(Protocol):
+    """The read-only repository tools (``bot.review.tools.toolbox.RepoTools``)."""
+
+    def definitions(self) -> list[dict[str, Any]]: ...
+
+    def call(self, name: str, arguments: str) -> str: ...
+
+
+@dataclass
+class LoopBudget:
+    max_turns: int = 8
+    max_tool_calls: int = 40
+    #: Prompt plus completion tokens over the whole conversation.
+    max_tokens: int = 600_000
+    #: ``time.monotonic()`` deadline for the whole conversation, or None.
+    deadline: float | None = None
+    #: Seconds before the deadline kept for the final ``submit_review`` turn: the model
+    #: is told to submit once less than this is left.
+    reserve_s: float = 30.0
+
+
+@dataclass
+class LoopStats:
+    turns: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    repaired: bool = False
+    budget_notice: bool = False
+    #: The turn count when the model was told to submit.
+    notice_turn: int = 0
+    tool_names: list[str] = field(default_factory=list)
+    #: This conversation's own usage (a client may be shared by concurrent reviews).
+    usage: Usage = field(default_factory=Usage)
+
+
+def _budget_spent(budget: LoopBudget, stats: LoopStats) -> str | None:
+    if stats.turns >= budget.max_turns - 1:
+        return f"the turn budget ({budget.max_turns})"
+    if stats.tool_calls >= budget.max_tool_calls:
+        return f"the tool-call budget ({budget.max_tool_calls})"
+    if stats.tokens >= budget.max_tokens:
+        return f"the token budget ({budget.max_tokens:,})"
+    if budget.deadline is not None and budget.deadline - time.monotonic() < budget.reserve_s:
+        return "the time budget"
+    return None
+
+
+def _tool_message(call: ToolCall, text: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
+
+
+def _run_tools(
+    runner: ToolRunner | None, calls: list[ToolCall], refuse: str | None, allowed: int
+) -> dict[str, str]:
+    """Results of the non-submit calls of one turn, run concurrently (they only read).
+
+    Only the first ``allowed`` calls run: a turn asking for more than the budget left
+    (a prompt injection can ask for thousands) gets refusals for the rest.
+    """
+    if not calls:
+        return {}
+    if refuse is not None or runner is None:
+        reason = refuse or "no repository tools are available in this review"
+        return {c.id: f"error: {reason}; call submit_review now" for c in calls}
+    results = {
+        c.id: "error: the tool-call budget is spent; call submit_review now"
+        for c in calls[allowed:]
+    }
+    run = calls[:allowed]
+    if len(run) == 1:
+        results[run[0].id] = runner.call(run[0].name, run[0].arguments)
+    elif run:
+        with ThreadPoolExecutor(max_workers=min(_TOOL_THREADS, len(run))) as pool:
+            futures = {c.id: pool.submit(runner.call, c.name, c.arguments) for c in run}
+            results.update({cid: fut.result() for cid, fut in futures.items()})
+    return results
+
+
+def converse(
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    *,
+    tools: ToolRunner | None,
+    budget: LoopBudget,
+    max_completion_tokens: int,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> tuple[Submission, LoopStats]:
+    """Run the conversation until the model submits a valid review; ``messages`` grows."""
+    offered = [submit_review_tool()] + (tools.definitions() if tools else [])
+    stats = LoopStats()
+    spent: str | None = None
+    while True:
+        if budget.deadline is not None and time.monotonic() >= budget.deadline:
+            raise ModelTimeoutError("the review's time budget ran out before K3 submitted")
+        spent = spent or (_budget_spent(budget, stats) if tools else None)
+        if spent and not stats.budget_notice:
+            stats.budget_notice = True
+            stats.notice_turn = stats.turns
+            messages.append(
+                {
+                    "role": "user",
+                    "content": f"You have used {spent}. Call submit_review now with the "
+                    "findings you have; do not call any other tool.",
+                }
+            )
+        elif stats.budget_notice and stats.turns >= stats.notice_turn + _GRACE_TURNS:
+            raise ModelOutputError(
+                f"K3 did not submit a review within {stats.turns} turns ({spent})"
+            )
+        turn = client.complete(
+            messages,
+            tools=offered,
+            tool_choice="required" if (tools is None or spent) else "auto",
+            max_completion_tokens=max_completion_tokens,
+            deadline=budget.deadline,
+            on_progress=on_progress,
+        )
+        messages.append(turn.message)
+        stats.turns += 1
+        stats.tokens += turn.usage.prompt_tokens + turn.usage.completion_tokens
+        stats.usage.add(turn.usage)
+        if not turn.tool_calls:
+            found = extract_submission(turn.content)
+            if found is not None:
+                return found, stats
+            _need_repair(stats, "K3 answered without calling submit_review")
+            messages.append(
+                {
+                    "role": "user",
+                    "content": "Answer by calling the submit_review function with your review.",
+                }
+            )
+            continue
+        submission, error = _handle_calls(turn.tool_calls, tools, spent, messages, stats, budget)
+        if submission is not None:
+            return submission, stats
+        if error is not None:
+            _need_repair(stats, error)
+
+
+def _handle_calls(
+    calls: list[ToolCall],
+    tools: ToolRunner | None,
+    spent: str | None,
+    messages: list[dict[str, Any]],
+    stats: LoopStats,
+    budget: LoopBudget,
+) -> tuple[Submission | None, str | None]:
+    """Answer every tool call of one turn, in order; parse a submit_review call if any.
+
+    Returns the submission, or the problem that calls for the repair turn.
+    """
+    others = [c for c in calls if c.name != SUBMIT]
+    allowed = max(0, budget.max_tool_calls - stats.tool_calls)
+    results = _run_tools(tools, others, f"you have used {spent}" if spent else None, allowed)
+    stats.tool_calls += len(others)
+    stats.tool_names.extend(c.name for c in others)
+    submission: Submission | None = None
+    error: str | None = None
+    if others and tools is None:
+        error = "K3 called a tool that a one-shot review does not offer"
+    for call in calls:
+        if call.name != SUBMIT:
+            messages.append(_tool_message(call, results[call.id]))
+            continue
+        if submission is not None:
+            messages.append(_tool_message(call, "ignored: a review was already submitted"))
+            continue
+        try:
+            submission = parse_submission(call.arguments)
+            messages.append(_tool_message(call, "review received"))
+        except SubmissionError as exc:
+            error = str(exc)
+            messages.append(_tool_message(call, repair_message(exc)))
+    return submission, error
+
+
+def _need_repair(stats: LoopStats, problem: str) -> None:
+    if stats.repaired:
+        raise ModelOutputError(f"K3's review was unusable after one repair turn: {problem}")
+    stats.repaired = True

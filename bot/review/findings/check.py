@@ -1,0 +1,249 @@
+"""The findings check: what the model reported, made safe to show.
+
+:func:`check_findings` takes the raw findings and returns the ones to show, most severe
+first, and the ones it could not keep, each with a reason. Nothing disappears silently:
+every input finding is either kept, dropped with a reason, or merged into a kept
+finding whose note says so ("merged N duplicate(s): ...").
+
+Steps, in order: find the file (a path outside the change is dropped), check the lines
+exist (a finding that starts past the end of the file names no line and is dropped; one
+that ends past it is cut at the last line), anchor them (see
+:mod:`bot.review.findings.anchor`), check the suggestion (see
+:mod:`bot.review.findings.suggestions`; never on lines the model saw redacted, see
+:mod:`bot.review.secrets.redacted_change`), fingerprint (see
+:mod:`bot.review.findings.fingerprint`), merge duplicates, then cap at ``max_comments``.
+Findings from the secret scan are never merged into another finding nor capped out: a
+committed secret is always reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable
+
+from bot.domain.change import Change
+from bot.domain.diff import SIDES, FileDiff, Side
+from bot.domain.results import Finding, Placement
+from bot.review.findings.anchor import anchor, find_file, normalise_path
+from bot.review.findings.fingerprint import (
+    SECRET_SOURCE,
+    fingerprint,
+    normalise_title,
+    secret_fingerprint,
+    similar_titles,
+)
+from bot.review.findings.side_text import SideText, side_text
+from bot.review.findings.suggestions import apply_suggestion, suggestion_problem
+from bot.review.secrets.redacted_change import REDACTION_MARK, redacted_lines
+
+__all__ = ["PATH_NOT_IN_CHANGE", "apply_suggestion", "check_findings", "order_key"]
+
+PATH_NOT_IN_CHANGE = "path not in this change"
+
+_TextOf = Callable[[FileDiff, Side], SideText]
+_HiddenOf = Callable[[FileDiff], frozenset[int]]
+
+
+def _add_note(finding: Finding, note: str) -> None:
+    finding.note = f"{finding.note}; {note}" if finding.note else note
+
+
+def order_key(finding: Finding) -> tuple[int, bool, str, int, int]:
+    """Most severe first; then inline before summary, then path and line."""
+    return (
+        -finding.severity.rank,
+        finding.placement != Placement.INLINE,
+        finding.path,
+        finding.start_line,
+        finding.end_line,
+    )
+
+
+def _past_the_end(finding: Finding, text: SideText) -> str | None:
+    """Why the finding names no line of the file, or None when its first line exists."""
+    start = min(max(1, int(finding.start_line)), max(1, int(finding.end_line)))
+    count = text.line_count
+    if count is None or start <= count:
+        return None
+    # A line the file does not have is no line to comment on: moved to the last line it
+    # would often land inside a hunk, far from anything the model looked at.
+    where = (
+        f"line {start}"
+        if start == max(finding.start_line, finding.end_line)
+        else (f"lines {start}-{max(finding.start_line, finding.end_line)}")
+    )
+    return f"{where} past the end of the file ({count} lines)"
+
+
+def _clamp(finding: Finding, text: SideText) -> bool:
+    """Sane lines (1 <= start <= end <= file length); whether the range changed.
+
+    Only the end moves to the file's last line: the start is known to exist.
+    """
+    start, end = sorted((max(1, int(finding.start_line)), max(1, int(finding.end_line))))
+    count = text.line_count
+    if count is not None and end > count:
+        end = max(start, count)
+    moved = (start, end) != tuple(sorted((finding.start_line, finding.end_line)))
+    if moved:
+        _add_note(finding, f"lines {finding.start_line}-{finding.end_line} clamped to the file")
+    finding.start_line, finding.end_line = start, end
+    return moved
+
+
+def _check_suggestion(
+    finding: Finding, file: FileDiff, text: SideText, moved: bool, hidden: frozenset[int]
+) -> None:
+    if finding.suggestion is None:
+        return
+    problem: str | None
+    old = text.get(finding.start_line, finding.end_line)
+    if finding.side != "RIGHT":
+        problem = "it is on the old side of the file"
+    elif moved:
+        problem = "the finding was moved to other lines"
+    elif old is None:
+        problem = "its lines are not in the new file"
+    elif any(n in hidden for n in range(finding.start_line, finding.end_line + 1)):
+        # Applying it would overwrite content the model never saw.
+        problem = "its lines were redacted before the review"
+    elif REDACTION_MARK in finding.suggestion and not any(REDACTION_MARK in x for x in old):
+        problem = "it would write a redaction placeholder into the file"
+    else:
+        problem = suggestion_problem(
+            file.path, old, finding.suggestion, text.text, finding.start_line, finding.end_line
+        )
+    if problem is not None:
+        finding.suggestion = None
+        _add_note(finding, f"suggestion dropped: {problem}")
+
+
+def _check_one(
+    original: Finding, file: FileDiff, text_of: _TextOf, hidden_of: _HiddenOf
+) -> Finding | str:
+    """The checked copy of ``original``, or why it cannot be kept at all."""
+    finding = dataclasses.replace(original)
+    if finding.path != file.path:
+        renamed = file.old_path != file.path
+        if renamed and normalise_path(finding.path) in (file.old_path, f"a/{file.old_path}"):
+            _add_note(finding, f"{finding.path} is the old name of {file.path}")
+        finding.path = file.path
+    side = str(finding.side).upper()
+    if side not in SIDES:
+        _add_note(finding, f"side {finding.side!r} read as RIGHT")
+        side = "RIGHT"
+    finding.side = "LEFT" if side == "LEFT" else "RIGHT"
+    past = _past_the_end(finding, text_of(file, finding.side))
+    if past is not None and finding.source != SECRET_SOURCE:
+        return past
+    moved = _clamp(finding, text_of(file, finding.side))
+    where = anchor(file, finding.side, finding.start_line, finding.end_line)
+    finding.side, finding.start_line, finding.end_line = where.side, where.start, where.end
+    finding.placement = where.placement
+    if where.note:
+        _add_note(finding, where.note)
+    text = text_of(file, finding.side)
+    if finding.suggestion is not None:
+        hidden = hidden_of(file) if finding.side == "RIGHT" else frozenset()
+        _check_suggestion(finding, file, text, moved or where.moved, hidden)
+    if finding.source != SECRET_SOURCE:
+        code = "".join(text.known(finding.start_line, finding.end_line))
+        finding.fingerprint = fingerprint(finding.path, code, finding.title)
+    return finding
+
+
+def _fingerprint_secrets(findings: list[Finding]) -> None:
+    groups: defaultdict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for finding in findings:
+        # The secret scan may name its findings itself (it knows which secret it saw).
+        if finding.source == SECRET_SOURCE and not finding.fingerprint:
+            groups[(finding.path, normalise_title(finding.title))].append(finding)
+    for (path, title), group in groups.items():
+        group.sort(key=lambda f: (f.start_line, f.end_line))
+        for rank, finding in enumerate(group):
+            finding.fingerprint = secret_fingerprint(path, title, rank)
+
+
+def _duplicates(a: Finding, b: Finding) -> bool:
+    if a.fingerprint and a.fingerprint == b.fingerprint:
+        return True
+    return (
+        a.path == b.path
+        and a.side == b.side
+        and a.start_line <= b.end_line
+        and b.start_line <= a.end_line
+        and similar_titles(a.title, b.title)
+    )
+
+
+def _merge_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One finding per duplicate group; the most severe survives (a secret always)."""
+    secrets = [f for f in findings if f.source == SECRET_SOURCE]
+    others = sorted(
+        (f for f in findings if f.source != SECRET_SOURCE),
+        key=lambda f: (*order_key(f)[:2], f.suggestion is None),
+    )
+    survivors: list[Finding] = list(secrets)
+    merged: dict[int, list[Finding]] = defaultdict(list)
+    for finding in others:
+        into = next((s for s in survivors if _duplicates(s, finding)), None)
+        if into is None:
+            survivors.append(finding)
+            continue
+        merged[id(into)].append(finding)
+        if finding.severity.rank > into.severity.rank:
+            into.severity = finding.severity
+    for survivor in survivors:
+        group = merged.get(id(survivor))
+        if group:
+            what = ", ".join(f"{f.title!r} ({f.severity}, line {f.start_line})" for f in group)
+            plural = "s" if len(group) > 1 else ""
+            _add_note(survivor, f"merged {len(group)} duplicate{plural}: {what}")
+    return survivors
+
+
+def check_findings(
+    raw: list[Finding], change: Change, *, max_comments: int = 20
+) -> tuple[list[Finding], list[tuple[Finding, str]]]:
+    """-> (kept findings sorted most severe first, dropped findings with reasons)
+
+    The input findings are not modified; kept and dropped ones are checked copies.
+    """
+    cache: dict[tuple[str, Side], SideText] = {}
+    hidden: dict[str, frozenset[int]] = {}
+
+    def text_of(file: FileDiff, side: Side) -> SideText:
+        key = (file.path, side)
+        if key not in cache:
+            cache[key] = side_text(change, file, side)
+        return cache[key]
+
+    def hidden_of(file: FileDiff) -> frozenset[int]:
+        if file.path not in hidden:
+            hidden[file.path] = redacted_lines(file, text_of(file, "RIGHT").text)
+        return hidden[file.path]
+
+    dropped: list[tuple[Finding, str]] = []
+    checked: list[Finding] = []
+    for original in raw:
+        file = find_file(change.diff, original.path)
+        if file is None:
+            dropped.append((dataclasses.replace(original), PATH_NOT_IN_CHANGE))
+            continue
+        result = _check_one(original, file, text_of, hidden_of)
+        if isinstance(result, str):
+            dropped.append((dataclasses.replace(original), result))
+        else:
+            checked.append(result)
+    _fingerprint_secrets(checked)
+    ordered = sorted(_merge_duplicates(checked), key=order_key)
+    room = max(0, max_comments - sum(f.source == SECRET_SOURCE for f in ordered))
+    kept: list[Finding] = []
+    for finding in ordered:
+        if finding.source == SECRET_SOURCE or room > 0:
+            kept.append(finding)
+            room -= finding.source != SECRET_SOURCE
+        else:
+            dropped.append((finding, f"over max_comments ({max_comments})"))
+    return kept, dropped

@@ -1,0 +1,190 @@
+"""``submit_review`` arguments from the model: parsed, validated, turned into findings.
+
+The arguments are checked against ``prompts/submit_review.schema.json`` (the schema the
+model was given), so a bad answer is explained in the schema's own terms in the one
+repair turn the model gets. K3 sometimes answers in ``content`` instead of calling the
+tool, with reasoning or stray text around the JSON: :func:`extract_submission` finds a
+valid object in such text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import prompts
+from bot.domain.results import Finding, Severity
+from bot.errors import ModelOutputError
+from bot.text import one_line
+
+if TYPE_CHECKING:
+    import jsonschema
+
+#: Schema errors quoted in one message; the rest are counted.
+_MAX_ERRORS = 5
+#: Characters of one schema error kept (they quote the offending value).
+_MAX_ERROR_CHARS = 160
+#: Start positions tried in ``content`` before giving up (bounds the work on huge text).
+_MAX_CANDIDATES = 2000
+
+
+@dataclass
+class Submission:
+    summary: str
+    findings: list[Finding]
+
+
+class SubmissionError(ModelOutputError):
+    """``submit_review`` arguments that are not JSON or do not match the schema.
+
+    The message is one line fit to send back to the model in the repair turn.
+    """
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    # Imported on first use: ~70 ms the pre-commit hook need not pay before it has an answer.
+    import jsonschema
+
+    schema = prompts.submit_review_schema()
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    validator: jsonschema.protocols.Validator = cls(schema)
+    return validator
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    where = "arguments"
+    for part in error.absolute_path:
+        where += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return where
+
+
+def _schema_problems(data: Any) -> list[str]:
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.path)))
+    problems = [f"{_where(e)}: {one_line(e.message, _MAX_ERROR_CHARS)}" for e in errors]
+    if len(problems) > _MAX_ERRORS:
+        problems = [*problems[:_MAX_ERRORS], f"and {len(problems) - _MAX_ERRORS} more"]
+    return problems
+
+
+def _finding(item: dict[str, Any]) -> Finding:
+    start, end = item["start_line"], item["end_line"]
+    note = ""
+    if end < start:
+        # An inverted range is an obvious slip, not worth a repair turn of several minutes.
+        start, end = end, start
+        note = "start_line and end_line were given in reverse order"
+    return Finding(
+        path=item["path"],
+        start_line=start,
+        end_line=end,
+        side=item["side"],
+        severity=Severity(item["severity"]),
+        category=item["category"],
+        title=item["title"],
+        body=item["body"],
+        suggestion=item.get("suggestion"),
+        note=note,
+    )
+
+
+def _drop_null_suggestions(data: Any) -> Any:
+    # ``"suggestion": null`` means "no suggestion"; a repair turn for it would waste minutes.
+    if isinstance(data, dict) and isinstance(data.get("findings"), list):
+        findings = [
+            {k: v for k, v in f.items() if not (k == "suggestion" and v is None)}
+            if isinstance(f, dict)
+            else f
+            for f in data["findings"]
+        ]
+        data = {**data, "findings": findings}
+    return data
+
+
+def validate_submission(data: Any) -> Submission:
+    """A :class:`Submission` from decoded arguments; :class:`SubmissionError` if invalid."""
+    data = _drop_null_suggestions(data)
+    problems = _schema_problems(data)
+    if problems:
+        raise SubmissionError(
+            "submit_review arguments do not match the schema: " + "; ".join(problems)
+        )
+    return Submission(summary=data["summary"], findings=[_finding(f) for f in data["findings"]])
+
+
+def parse_submission(arguments: str) -> Submission:
+    """Decode and validate the arguments of a ``submit_review`` call."""
+    try:
+        data = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(
+            f"submit_review arguments are not valid JSON: {exc.msg} "
+            f"at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise SubmissionError(
+            "submit_review arguments are not valid JSON: nested too deeply"
+        ) from None
+    return validate_submission(data)
+
+
+def _candidates(data: Any) -> list[Any]:
+    """The object itself, or the arguments inside a tool call written out as JSON."""
+    found = [data]
+    if isinstance(data, dict):
+        for key in ("arguments", "parameters", "input"):
+            inner = data.get(key)
+            if isinstance(inner, str):
+                try:
+                    inner = json.loads(inner)
+                except (json.JSONDecodeError, RecursionError):
+                    continue
+            if isinstance(inner, dict):
+                found.append(inner)
+    return found
+
+
+def extract_submission(content: str) -> Submission | None:
+    """The last valid submission written as a JSON object anywhere in ``content``, or None.
+
+    The last one wins because reasoning that leaks into ``content`` comes before the
+    answer, and a draft there may be followed by the corrected object.
+    """
+    decoder = json.JSONDecoder()
+    result: Submission | None = None
+    pos, tried = content.find("{"), 0
+    while pos >= 0 and tried < _MAX_CANDIDATES:
+        tried += 1
+        try:
+            data, end = decoder.raw_decode(content, pos)
+        except (json.JSONDecodeError, RecursionError):
+            pos = content.find("{", pos + 1)
+            continue
+        valid = None
+        for candidate in _candidates(data):
+            try:
+                valid = validate_submission(candidate)
+                break
+            except SubmissionError:
+                continue
+        if valid is not None:
+            result = valid
+            pos = content.find("{", end)
+        else:
+            pos = content.find("{", pos + 1)
+    return result
+
+
+def repair_message(error: SubmissionError) -> str:
+    """What the one repair turn tells the model."""
+    return (
+        f"Your review could not be used: {error} "
+        "Call `submit_review` again, once, with the complete review: arguments that are a "
+        "single JSON object matching the function's schema exactly (summary and findings; "
+        "each finding with path, start_line, end_line, side RIGHT or LEFT, severity "
+        "critical, major, minor or nit, category, title, body and an optional suggestion; "
+        "no other keys). Do not answer in text."
+    )

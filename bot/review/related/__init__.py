@@ -1,0 +1,3 @@
+"""Stage 5: related code up front, in the room the budget left (``finder``): callers and
+definitions of the names the change is about (``symbols``), looked for nearest files
+first (``nearest_files``) one name at a time (``name_probe``)."""

@@ -1,0 +1,269 @@
+"""Related code added to the prompt up front: callers of what the change changes, and
+definitions of what it uses.
+
+One-shot reviews (the hook, ``--effort low``) cannot look around, and agentic ones save
+turns when the obvious lookups are done already. For each group of files this finds, in
+the reviewed (head) snapshot:
+
+- the **callers** of functions and classes the change defines, edits or removes (a
+  changed signature breaks them, and they are often in files the diff does not touch);
+- the **definitions** of functions and types the added lines call or name.
+
+Sites are classified with the tools' own definition patterns
+(:func:`bot.review.tools.search.definition_pattern`) and shown through
+:meth:`RepoTools.read_file`, so they are redacted and capped exactly as a tool result
+would be. Sites already visible in the diff are left out.
+
+All groups' names are looked up in one walk of the snapshot: a substring probe per name
+on the raw bytes, then a word search in the few files that contain one. The walk visits
+the files nearest to the change first (:mod:`bot.review.related.nearest_files`: same directory, then
+the package around it, then the rest) and stops after ``max_scan_bytes`` of file
+content: reading blobs is most of its cost, and a bound in bytes (unlike one in time)
+gives the same result on a slow machine as on a fast one. A small change in a large
+repository thus costs a few tens of milliseconds, and an unchanged change renders the
+same prompt every time, which keeps K3's prefix cache serving it. The time limit is only
+a safety net. Names are in diff order and sites in the order of the walk (nearest
+first); the text is bounded in tokens.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.domain.change import Snapshot
+from bot.domain.diff import FileDiff
+from bot.errors import GitNeuralError
+from bot.review.related.name_probe import NameProbe
+from bot.review.related.nearest_files import nearest_files
+from bot.review.related.symbols import add_name, changed_names, used_names
+from bot.review.secrets.redaction import redact_text
+from bot.review.tokens import estimate_tokens
+from bot.review.tools.search import is_binary
+from bot.review.tools.toolbox import RepoTools
+from bot.text import decode_text
+
+__all__ = ["RelatedFinder", "RelatedLimits", "changed_names", "used_names"]
+
+
+@dataclass(frozen=True)
+class RelatedLimits:
+    #: Tokens of related code per prompt (less when the files leave less room).
+    max_tokens: int = 8_000
+    #: Names looked up for the whole change (shared by its parts): changed ones first.
+    max_names: int = 24
+    #: Callers, or definitions, shown per name.
+    max_sites: int = 3
+    #: Lines shown of a definition (its signature and docstring, usually).
+    definition_lines: int = 12
+    #: Lines shown above and below a call.
+    call_margin: int = 2
+    #: File content read by the one walk over the snapshot, nearest files first: the
+    #: bound that keeps a small change in a large repository cheap, and deterministic.
+    #: Each file counts ``file_cost_bytes`` more than its size.
+    max_scan_bytes: int = 2_000_000
+    #: Looking a blob up costs about as much as scanning this many bytes of it: a tree of
+    #: many tiny files is not read file by file for longer than a tree of large ones.
+    file_cost_bytes: int = 4_096
+    #: Wall time of the walk: a safety net only (a slow disk or a huge name count); the
+    #: byte bound above normally ends the walk first.
+    timeout_s: float = 3.0
+    max_files: int = 20_000
+    max_file_bytes: int = 2_000_000
+    #: Word matches examined per name (a name used everywhere stops early).
+    max_mentions: int = 400
+    #: Below this many tokens of room a prompt gets no related code.
+    min_tokens: int = 400
+
+
+_COMMENTS = ("#", "//", "/*", "*", "--", ";")
+
+
+@dataclass
+class _Sites:
+    definitions: list[tuple[str, int]] = field(default_factory=list)
+    calls: list[tuple[str, int]] = field(default_factory=list)
+    mentions: int = 0
+
+
+@dataclass
+class _Wanted:
+    """One prompt's names, and the diff lines it already shows."""
+
+    changed: list[str]
+    used: list[str]
+    shown: dict[str, frozenset[int]]
+
+
+class RelatedFinder:
+    """Related code for one or more groups of files of a change, from one walk."""
+
+    def __init__(self, head: Snapshot, limits: RelatedLimits | None = None) -> None:
+        self._head = head
+        self.limits = limits or RelatedLimits()
+        self._tools = RepoTools(head)
+        #: Set when the walk stopped early (byte, file or time bound): results are partial.
+        self.partial = False
+
+    def contexts(self, groups: Sequence[Sequence[FileDiff]], rooms: Sequence[int]) -> list[str]:
+        """The related-code text for each group within its room in tokens ("" if none).
+
+        ``max_names`` bounds the lookups of the whole change, shared by the groups with
+        room: a change in 40 parts costs no more searching than one prompt.
+        """
+        served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
+        share = max(1, self.limits.max_names // max(1, len(served)))
+        wanted = {i: self._wanted(groups[i], share) for i in served}
+        changed = {n for w in wanted.values() for n in w.changed}
+        used = {n for w in wanted.values() for n in w.used}
+        probes = [
+            NameProbe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
+        ]
+        changed_paths = [f.path for i in served for f in groups[i]]
+        sites = self._scan(probes, changed_paths)
+        return [
+            self._render(wanted[i], sites, min(room, self.limits.max_tokens)) if i in wanted else ""
+            for i, room in enumerate(rooms)
+        ]
+
+    def _wanted(self, files: Sequence[FileDiff], limit: int) -> _Wanted:
+        """Up to ``limit`` names: changed ones first (a third is kept for used ones)."""
+        ordered = sorted(files, key=lambda f: f.path)
+        room_changed = max(1, limit - limit // 3)
+        changed: list[str] = []
+        seen: set[str] = set()
+        for file in ordered:
+            if len(changed) >= room_changed:
+                break  # reading and parsing more files would find names never used
+            for name in changed_names(file, self._head):
+                add_name(changed, seen, name)
+        changed = changed[:room_changed]
+        used: list[str] = []
+        for file in ordered:
+            if len(used) >= limit - len(changed):
+                break
+            for name in used_names(file):
+                add_name(used, seen, name)
+        used = used[: max(0, limit - len(changed))]
+        shown = {f.path: f.right_lines for f in files}
+        return _Wanted(changed, used, shown)
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def _scan(self, probes: list[NameProbe], near: Sequence[str]) -> dict[str, _Sites]:
+        limits = self.limits
+        sites = {p.name: _Sites() for p in probes}
+        if not probes:
+            return sites
+        deadline = time.monotonic() + limits.timeout_s
+        scanned = 0
+        for count, (path, size) in enumerate(nearest_files(self._head, near)):
+            if (
+                count >= limits.max_files
+                or scanned >= limits.max_scan_bytes
+                or time.monotonic() > deadline
+            ):
+                self.partial = True
+                break
+            if size is not None and size > limits.max_file_bytes:
+                continue
+            data = self._head.read(path)
+            if data is None:
+                continue
+            scanned += len(data) + limits.file_cost_bytes
+            if is_binary(data):
+                continue
+            present = [
+                p
+                for p in probes
+                if sites[p.name].mentions < limits.max_mentions and p.needle in data
+            ]
+            if present:
+                self._scan_file(path, decode_text(data), present, sites, deadline)
+        return sites
+
+    def _scan_file(
+        self,
+        path: str,
+        text: str,
+        probes: list[NameProbe],
+        sites: dict[str, _Sites],
+        deadline: float,
+    ) -> None:
+        for probe in probes:
+            found = sites[probe.name]
+            line_no, counted, last_start = 1, 0, -1
+            for at in probe.mentions(text):
+                start = text.rfind("\n", 0, at) + 1
+                if start == last_start:
+                    continue
+                last_start = start
+                line_no += text.count("\n", counted, start)
+                counted = start
+                found.mentions += 1
+                if found.mentions > self.limits.max_mentions:
+                    break
+                end = text.find("\n", start)
+                # Classified on the redacted line: nothing about a secret steers the choice.
+                line = redact_text(text[start : len(text) if end < 0 else end][:1000])[0]
+                call = probe.calls and probe.call.search(line) is not None
+                if not call and not probe.definitions:
+                    continue  # neither a call nor a wanted definition: no need to classify
+                remaining = max(deadline - time.monotonic(), 0.01)
+                try:
+                    is_definition = probe.definition.match(line, timeout=remaining) is not None
+                except TimeoutError:
+                    self.partial = True
+                    return
+                if is_definition:
+                    found.definitions.append((path, line_no))
+                elif call and not line.lstrip().startswith(_COMMENTS):
+                    found.calls.append((path, line_no))
+
+    # -- the text ------------------------------------------------------------------------
+
+    def _render(self, wanted: _Wanted, sites: dict[str, _Sites], budget: int) -> str:
+        limits = self.limits
+        sections: list[str] = []
+        used = 0
+        covered: dict[str, list[tuple[int, int]]] = {}
+        plan: list[tuple[str, list[tuple[str, int]], int, int]] = []
+        for name in wanted.changed:
+            title = f"Callers of {name} (changed by this change):"
+            plan.append((title, sites[name].calls, limits.call_margin, limits.call_margin))
+        for name in wanted.used:
+            title = f"Definition of {name} (used by this change):"
+            plan.append((title, sites[name].definitions, 0, limits.definition_lines - 1))
+        for title, places, before, after in plan:
+            snippets: list[str] = []
+            for path, line in places:
+                if line in wanted.shown.get(path, frozenset()):
+                    continue  # the diff shows it already
+                if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
+                    continue
+                text = self._snippet(path, max(1, line - before), line + after)
+                if text is None:
+                    continue
+                covered.setdefault(path, []).append((line - before, line + after))
+                snippets.append(text)
+                if len(snippets) >= limits.max_sites:
+                    break
+            if not snippets:
+                continue
+            section = "\n\n".join([title, *snippets])
+            cost = estimate_tokens(section) + 2
+            if used + cost > budget:
+                sections.append("[more related code left out: the prompt's token budget]")
+                break
+            used += cost
+            sections.append(section)
+        if self.partial and sections:
+            sections.append("[the search for related code stopped early: results are partial]")
+        return "\n\n".join(sections)
+
+    def _snippet(self, path: str, start: int, end: int) -> str | None:
+        try:
+            return self._tools.read_file(path, start, end)
+        except (GitNeuralError, OSError):  # ToolError included: a vanished or odd path
+            return None

@@ -1,0 +1,278 @@
+"""The read-only repository tools K3 may call while it reviews.
+
+``read_file``, ``search``, ``list_dir`` and ``find_definition`` read the reviewed
+snapshot (the head tree, or the index for a staged review) through the
+:class:`~bot.domain.change.Snapshot` protocol, never the live work tree or the file
+system. Their arguments come from the model and may have been planted by a prompt
+injection, so paths are resolved inside the snapshot only (:mod:`bot.review.tools.paths`),
+searches are bounded (:mod:`bot.review.tools.search`), and every result is redacted and
+size-capped. A result is untrusted text for a ``tool`` message; nothing here acts on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.domain.change import Snapshot
+from bot.errors import GitNeuralError
+from bot.review.secrets.redaction import redact_text
+from bot.review.tools.arguments import parse_arguments
+from bot.review.tools.paths import ToolError, normalize, resolve, shown
+from bot.review.tools.search import (
+    Scanner,
+    SearchResult,
+    compile_search,
+    definition_pattern,
+    glob_matcher,
+    is_binary,
+)
+from bot.review.tools.specs import tool_definitions
+from bot.text import decode_text, printable
+
+__all__ = ["RepoTools", "ToolError", "ToolLimits"]
+
+#: Lines read around a requested window so that a private key cut by the window's edge
+#: is still recognised (and redacted) as a whole.
+_REDACTION_MARGIN = 200
+#: Bytes of one line decoded beyond ``max_line_chars``: a secret straddling the cut is
+#: then still seen whole by the redaction before the line is cut.
+_LINE_SLACK_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    max_bytes: int = 64_000
+    max_lines: int = 800
+    max_matches: int = 200
+    search_timeout_s: float = 5.0
+    max_files_scanned: int = 20_000
+    #: read_file cuts longer lines (minified code) and says so.
+    max_line_chars: int = 2_000
+    #: search and find_definition skip larger files (and count them).
+    max_search_file_bytes: int = 2_000_000
+    #: read_file refuses larger files without reading them.
+    max_read_bytes: int = 100_000_000
+
+
+def _count_lines(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _undecodable(data: bytes) -> bool:
+    """Not text: a NUL, or invalid UTF-8 with many control bytes (a legacy-encoded text
+    file has few)."""
+    head = data[:8000]
+    if is_binary(head):
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:
+            controls = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
+            return controls > len(head) // 100
+    return False
+
+
+class RepoTools:
+    def __init__(self, snapshot: Snapshot, *, limits: ToolLimits | None = None) -> None:
+        self._snapshot = snapshot
+        self.limits = limits or ToolLimits()
+        self._handlers: dict[str, Callable[..., str]] = {
+            "read_file": self.read_file,
+            "search": self.search,
+            "list_dir": self.list_dir,
+            "find_definition": self.find_definition,
+        }
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool specs for the four tools."""
+        return tool_definitions(self.limits.max_lines, self.limits.max_matches)
+
+    def call(self, name: str, arguments: str) -> str:
+        """Run one tool call; refusals and bad arguments come back as ``error: …`` text."""
+        handler = self._handlers.get(name)
+        if handler is None:
+            known = ", ".join(self._handlers)
+            return f"error: unknown tool {shown(name)}; the repository tools are {known}"
+        try:
+            kwargs = parse_arguments(name, arguments)
+            return handler(**kwargs)
+        except ToolError as exc:
+            return self._finish(f"error: {exc}")
+        except (GitNeuralError, OSError) as exc:
+            # The snapshot itself failed (a missing object, an unreadable work-tree file).
+            return self._finish(f"error: {name} failed: {type(exc).__name__}: {exc}")
+
+    # -- the tools ----------------------------------------------------------------------
+
+    def read_file(
+        self, path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> str:
+        """Numbered lines ``start_line..end_line`` (1-based, inclusive) of a file."""
+        real, kind = resolve(self._snapshot, path)
+        if kind == "dir":
+            raise ToolError(f"{shown(real or '.')} is a directory: use list_dir")
+        size = self._snapshot.size(real)
+        if size is not None and size > self.limits.max_read_bytes:
+            raise ToolError(
+                f"{shown(real)} is too large to read ({size:,} bytes); use search with "
+                f"path_glob={shown(real)} to find the lines you need"
+            )
+        data = self._snapshot.read(real)
+        if data is None:
+            raise ToolError(f"{shown(real)} cannot be read as a file")
+        if _undecodable(data):
+            return f"{printable(real)}: binary file, {len(data):,} bytes (not shown)"
+        total = _count_lines(data)
+        if total == 0:
+            return f"{printable(real)}: empty file"
+        start, end = self._window(start_line, end_line, total)
+        last_wanted = end
+        end = min(end, start + self.limits.max_lines - 1)
+        lines = self._redacted_lines(data, start, end, total)
+        width = len(str(end))
+        out: list[str] = []
+        # Room for the header and the truncation note within max_bytes.
+        used = 512
+        shown_end = start - 1
+        for number, text in enumerate(lines, start):
+            row = f"{number:>{width}} | {text}"
+            used += len(row.encode()) + 1
+            if used > self.limits.max_bytes and out:
+                break
+            out.append(row)
+            shown_end = number
+        alias = "" if real == normalize(path) else f" (via symlink {shown(path)})"
+        header = f"{printable(real)}{alias}: lines {start}-{shown_end} of {total:,}"
+        if shown_end < last_wanted:
+            out.append(
+                f"[truncated: showing lines {start}-{shown_end} of {total:,}; call read_file "
+                f"with start_line={shown_end + 1} for more]"
+            )
+        return self._finish("\n".join([header, *out]))
+
+    def search(self, pattern: str, path_glob: str | None = None, regex: bool = False) -> str:
+        """``path:line: text`` for each line matching ``pattern`` (literal unless regex)."""
+        compiled = compile_search(pattern, regex)
+        selected = glob_matcher(path_glob)
+        needle = b"" if regex else pattern.encode("utf-8", "surrogateescape")
+        result = self._scanner().grep(compiled, selected, needle)
+        where = f" in {shown(path_glob)}" if path_glob else ""
+        empty = f"no matches for {shown(pattern)}{where} ({result.files_scanned:,} files searched)"
+        return self._report(result, empty)
+
+    def list_dir(self, path: str = "") -> str:
+        """The entries directly under ``path`` (the root by default)."""
+        real, kind = resolve(self._snapshot, path)
+        if kind != "dir":
+            raise ToolError(f"{shown(real)} is a file, not a directory: use read_file")
+        rows: list[str] = []
+        for entry in self._snapshot.list_dir(real):
+            if entry.name.lower() == ".git":
+                continue
+            child = f"{real}/{entry.name}" if real else entry.name
+            name = printable(entry.name)
+            if entry.kind == "dir":
+                rows.append(f"{name}/")
+            elif entry.kind == "file":
+                size = "" if entry.size is None else f"  ({entry.size:,} bytes)"
+                rows.append(f"{name}{size}")
+            elif entry.kind == "symlink":
+                target = self._snapshot.symlink_target(child) or "?"
+                rows.append(f"{name} -> {printable(target)}  (symlink)")
+            else:
+                rows.append(f"{name}  (submodule: not part of this review)")
+        header = f"{printable(real) or '.'}/ ({len(rows):,} entries)"
+        if len(rows) > self.limits.max_lines:
+            rows = [
+                *rows[: self.limits.max_lines],
+                f"[truncated: showing {self.limits.max_lines:,} of {len(rows):,} entries]",
+            ]
+        return self._finish("\n".join([header, *rows]))
+
+    def find_definition(self, symbol: str) -> str:
+        """Lines that define ``symbol`` (def/class/func/fn/type/struct/… across languages)."""
+        name, pattern = definition_pattern(symbol)
+        result = self._scanner().definitions(name, pattern)
+        empty = (
+            f"no definition of {shown(name)} found ({result.files_scanned:,} files searched); "
+            f"try search for {shown(name)}"
+        )
+        return self._report(result, empty)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _window(self, start_line: int | None, end_line: int | None, total: int) -> tuple[int, int]:
+        start = 1 if start_line is None else start_line
+        end = total if end_line is None else end_line
+        if start < 1 or end < 1:
+            raise ToolError("start_line and end_line are 1-based: use 1 or more")
+        if start > total:
+            raise ToolError(f"start_line {start} is past the end of the file ({total:,} lines)")
+        if end < start:
+            raise ToolError(f"end_line {end} is before start_line {start}")
+        return start, min(end, total)
+
+    def _redacted_lines(self, data: bytes, start: int, end: int, total: int) -> list[str]:
+        """Lines ``start..end``, redacted with a margin around them, long lines cut."""
+        low = max(1, start - _REDACTION_MARGIN)
+        high = min(total, end + _REDACTION_MARGIN)
+        cap = self.limits.max_line_chars
+        raw = data.split(b"\n", high)[low - 1 : high]
+        window = "\n".join(decode_text(piece[: cap * 4 + _LINE_SLACK_BYTES]) for piece in raw)
+        lines = redact_text(window)[0].split("\n")[start - low : end - low + 1]
+        out = []
+        for line in lines:
+            text = line.removesuffix("\r")
+            if len(text) > cap:
+                text = f"{text[:cap]} … [line cut at {cap:,} characters]"
+            out.append(printable(text))
+        return out
+
+    def _scanner(self) -> Scanner:
+        return Scanner(
+            self._snapshot,
+            max_matches=self.limits.max_matches,
+            max_files=self.limits.max_files_scanned,
+            max_file_bytes=self.limits.max_search_file_bytes,
+            timeout_s=self.limits.search_timeout_s,
+        )
+
+    def _report(self, result: SearchResult, empty: str) -> str:
+        rows = [f"{printable(h.path)}:{h.line}: {printable(h.text)}" for h in result.hits]
+        if not rows:
+            rows.append(empty)
+        limits = self.limits
+        if result.more:
+            rows.append(
+                f"[truncated: showing the first {limits.max_matches:,} matching lines; "
+                "narrow the pattern or path_glob]"
+            )
+        if result.timed_out:
+            rows.append(
+                f"[search stopped after {limits.search_timeout_s:g} s: results are partial; "
+                "simplify the pattern or narrow path_glob]"
+            )
+        if result.file_limit:
+            rows.append(
+                f"[search stopped after {limits.max_files_scanned:,} files: results are "
+                "partial; narrow path_glob]"
+            )
+        if result.skipped_large:
+            files = "1 file" if result.skipped_large == 1 else f"{result.skipped_large:,} files"
+            rows.append(f"[{files} over {limits.max_search_file_bytes:,} bytes not searched]")
+        return self._finish("\n".join(rows))
+
+    def _finish(self, text: str) -> str:
+        """Redact, then cap to ``max_bytes``, saying so when something was cut."""
+        text = printable(redact_text(text)[0])
+        data = text.encode()
+        if len(data) <= self.limits.max_bytes:
+            return text
+        cut = data[: self.limits.max_bytes].rsplit(b"\n", 1)[0]
+        kept = cut.decode("utf-8", "ignore")
+        return f"{kept}\n[truncated: output cut at {self.limits.max_bytes:,} bytes]"

@@ -1,0 +1,1 @@
+"""``gitneural review`` end to end."""

@@ -1,0 +1,1 @@
+"""The diff model, on real git repositories and on hostile input."""

@@ -1,0 +1,5 @@
+import sys
+
+from tests.fakes.github.server import main
+
+sys.exit(main())

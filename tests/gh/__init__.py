@@ -1,0 +1,1 @@
+"""GitHub access (App auth, mirrors, posting) against the fake GitHub."""

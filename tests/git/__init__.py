@@ -1,0 +1,1 @@
+"""Git access and snapshots on real repositories."""

@@ -1,0 +1,1 @@
+"""The fakes' own tests: the code that judges correctness is itself checked."""

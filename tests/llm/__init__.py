@@ -1,0 +1,1 @@
+"""The K3 client against the K3 stub."""

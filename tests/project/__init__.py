@@ -1,0 +1,1 @@
+"""The project's own promises: README commands, packaging, layout, benchmarks."""

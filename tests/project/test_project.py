@@ -1,0 +1,45 @@
+"""The project's own promises: the README's commands, CI, packaging, lower bounds."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from tests.support.paths import ROOT
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_screen = text[: text.index("\n## ", text.index("## Quick start") + 1)]
+    return re.findall(r"```sh\n(.+?)\n```", first_screen, re.DOTALL)
+
+
+def test_readme_first_screen_has_the_two_commands() -> None:
+    install_and_run, install_and_test = _readme_commands()[:2]
+    assert "pip install" in install_and_run and "gitneural" in install_and_run
+    assert "pip install" in install_and_test and "pytest" in install_and_test
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    test_command = _readme_commands()[1].strip()
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_command in script.splitlines()
+
+
+def test_dependencies_have_lower_bounds() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + project["optional-dependencies"]["test"]
+    for dep in deps:
+        assert ">=" in dep, f"{dep} has no lower bound"
+    names = {re.split(r"[\[>=<]", d)[0].lower() for d in project["dependencies"]}
+    assert {"pygithub", "flask", "pygit2", "openai", "celery", "unidiff"} <= names
+    assert "pytest" in {re.split(r"[\[>=<]", d)[0].lower() for d in deps}
+
+
+def test_prompt_files_ship_as_package_data() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert {"bot", "workers", "hooks", "prompts"} <= set(config["packages"])
+    shipped = config["package-data"]["prompts"]
+    for path in (ROOT / "prompts").iterdir():
+        if path.suffix in (".j2", ".json"):
+            assert any(path.match(glob) for glob in shipped), path.name

@@ -1,0 +1,1 @@
+"""Text, JSON, SARIF and GitHub output; model text made safe to show."""

@@ -1,0 +1,238 @@
+"""Real ``gitneural worker`` processes on the real Redis and on the embedded SQLite broker,
+running the real job runner against the fake GitHub and the K3 stub (threads, by URL).
+Jobs are submitted with ``CeleryJobQueue``, as the webhook does."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.jobs import ReviewJob
+from tests.support.services import (
+    REDIS_URL,
+    REPO,
+    SUGGESTION,
+    AppWorld,
+    GitNeuralProcess,
+    drop_redis_keys,
+    make_job,
+    outcomes,
+    require_redis,
+    unique_prefix,
+    wait_for,
+    worker_ready,
+)
+from workers.app import create_celery
+from workers.locks import PRState, open_pr_state, pr_key
+from workers.queue import CeleryJobQueue
+from workers.settings import WorkerSettings
+
+
+@dataclass
+class Deployment:
+    kind: str
+    world: AppWorld
+    env: dict[str, str]
+    queue: CeleryJobQueue
+    state: PRState
+    worker: GitNeuralProcess
+
+    def job(self, number: int, trigger: str = "opened", **kwargs: Any) -> ReviewJob:
+        return make_job(self.world, number, trigger, **kwargs)
+
+    def outcomes(self, delivery: str, count: int = 1) -> list[tuple[str, str, str]]:
+        return outcomes(self.worker, delivery, count)
+
+
+def make_deployment(
+    kind: str, world: AppWorld, root: Path, **extra: str
+) -> tuple[dict[str, str], CeleryJobQueue, PRState]:
+    prefix = unique_prefix()
+    env = world.env(root / "data", GITNEURAL_QUEUE_PREFIX=prefix, **extra)
+    if kind == "redis":
+        env["GITNEURAL_BROKER_URL"] = REDIS_URL
+    settings = WorkerSettings.from_env(env)
+    state = open_pr_state(settings)
+    return env, CeleryJobQueue(create_celery(settings), settings, state=state), state
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def deployment(
+    request: pytest.FixtureRequest, world: AppWorld, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    kind = request.param
+    client = require_redis() if kind == "redis" else None
+    root = tmp_path_factory.mktemp(kind)
+    env, queue, state = make_deployment(kind, world, root)
+    with GitNeuralProcess(["worker", "-c", "4"], env, root / "worker.log") as worker:
+        worker_ready(worker)
+        yield Deployment(kind, world, env, queue, state, worker)
+    if client is not None:
+        drop_redis_keys(client, env["GITNEURAL_QUEUE_PREFIX"])
+
+
+def test_a_job_run_twice_posts_one_review(deployment: Deployment) -> None:
+    w = deployment.world
+    number = w.new_pull()
+    job = deployment.job(number)
+    deployment.queue.submit(job)
+    deployment.queue.submit(job)  # a redelivery that got past the webhook, or a retry
+    outcomes = deployment.outcomes(job.delivery_id, count=2)
+    [review] = w.reviews(number)
+    assert [(s, r) for s, r, _ in outcomes] == [("posted", str(review["id"]))] * 2
+    assert review["commit_id"] == job.head_sha and review["event"] == "COMMENT"
+    [comment] = review["comments"]
+    assert (comment["path"], comment["line"], comment["side"]) == ("people.py", 2, "RIGHT")
+    assert SUGGESTION in comment["body"]
+    assert w.calls[w.title(number)] == 1  # the model was asked once
+
+
+def test_review_command_gets_eyes_first_then_a_review(deployment: Deployment) -> None:
+    w = deployment.world
+    number = w.new_pull()
+    comment = w.gh.add_issue_comment(REPO, number, "/review", association="COLLABORATOR")
+    job = deployment.job(
+        number,
+        "command",
+        comment_id=comment["id"],
+        requested_by="alice",
+        author_association="COLLABORATOR",
+    )
+    deployment.queue.submit(job)
+    [(status, _, _)] = deployment.outcomes(job.delivery_id)
+    assert status == "posted"
+    assert [r["content"] for r in w.gh.reactions(REPO, comment["id"])] == ["eyes"]
+    posts = [
+        r.path
+        for r in w.gh.requests(method="POST", kind="api")
+        if r.path.endswith("/reactions") or r.path == f"/repos/{REPO}/pulls/{number}/reviews"
+    ]
+    eyes = f"/repos/{REPO}/issues/comments/{comment['id']}/reactions"
+    assert posts.index(eyes) < posts.index(f"/repos/{REPO}/pulls/{number}/reviews")
+    assert len(w.reviews(number)) == 1
+
+
+def test_a_newer_head_supersedes_the_queued_older_job(deployment: Deployment) -> None:
+    w = deployment.world
+    number = w.new_pull()
+    key = pr_key(REPO, number)
+    # Hold the PR, so both jobs are queued before either can run.
+    assert deployment.state.acquire(key, "test-holds-the-pr", 60)
+    try:
+        old = deployment.job(number, "opened")
+        deployment.queue.submit(old)
+        new_head = w.push(number, {"calc.py": "def half(n):\n    return n / 2\n"})
+        new = deployment.job(number, "synchronize")
+        assert new.head_sha == new_head != old.head_sha
+        deployment.queue.submit(new)
+        deployment.worker.wait_log(f"delivery={new.delivery_id} ", timeout=30)  # it waits
+    finally:
+        deployment.state.release(key, "test-holds-the-pr")
+    [(old_status, _, old_detail)] = deployment.outcomes(old.delivery_id)
+    assert (old_status, old_detail) == ("superseded", "'a newer head of the PR was queued'")
+    [(new_status, _, _)] = deployment.outcomes(new.delivery_id)
+    assert new_status == "posted"
+    [review] = w.reviews(number)
+    assert review["commit_id"] == new_head
+
+
+def test_two_jobs_for_one_pr_never_run_at_once(deployment: Deployment) -> None:
+    w = deployment.world
+    w.think = 1.5
+    try:
+        # Control: two PRs do run at once (the worker has 4 threads).
+        first, second = w.new_pull(), w.new_pull()
+        w.most_active["*"] = 0
+        jobs = [deployment.job(first), deployment.job(second)]
+        for job in jobs:
+            deployment.queue.submit(job)
+        for job in jobs:
+            deployment.outcomes(job.delivery_id)
+        assert w.most_active["*"] == 2
+        # One PR, two /review full jobs at once: one after the other.
+        number = w.new_pull()
+        jobs = [
+            deployment.job(number, "command", full=True, delivery_id=f"{deployment.kind}-lock-{i}")
+            for i in range(2)
+        ]
+        for job in jobs:
+            deployment.queue.submit(job)
+        for job in jobs:
+            deployment.outcomes(job.delivery_id)
+        title = w.title(number)
+        assert w.calls[title] == 2
+        assert w.most_active[title] == 1
+    finally:
+        w.think = 0.0
+
+
+@pytest.mark.slow
+def test_a_review_held_by_a_killed_worker_is_redelivered_and_posted_once(
+    world: AppWorld, tmp_path: Path
+) -> None:
+    env, queue, _state = make_deployment(
+        "sqlite",
+        world,
+        tmp_path,
+        GITNEURAL_TASK_SOFT_TIME_LIMIT="8",
+        GITNEURAL_TASK_TIME_LIMIT="9",
+        GITNEURAL_VISIBILITY_TIMEOUT="10",
+    )
+    number = world.new_pull()
+    title = world.title(number)
+    job = make_job(world, number)
+    world.think = 2.5
+    try:
+        with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
+            worker_ready(first)
+            queue.submit(job)
+            wait_for(lambda: world.active.get(title), "the review to reach the model", 30)
+            assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        assert world.reviews(number) == []
+        world.think = 0.0
+        with GitNeuralProcess(["worker"], env, tmp_path / "second.log") as second:
+            [(status, _, _)] = outcomes(second, job.delivery_id)
+    finally:
+        world.think = 0.0
+    assert status == "posted"
+    assert len(world.reviews(number)) == 1
+    # The redelivered job carried on the killed worker's check run: one, completed.
+    [check] = world.gh.check_runs(REPO, job.head_sha)
+    assert check["status"] == "completed" and check["conclusion"] is not None
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def test_sigterm_requeues_a_running_review_after_the_grace_period(
+    kind: str, world: AppWorld, tmp_path: Path
+) -> None:
+    client = require_redis() if kind == "redis" else None
+    env, queue, _state = make_deployment(kind, world, tmp_path, GITNEURAL_SHUTDOWN_GRACE="1")
+    number = world.new_pull()
+    title = world.title(number)
+    world.stream = 20.0  # the model streams its reasoning for longer than anyone waits
+    try:
+        with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
+            worker_ready(first)
+            job = make_job(world, number)
+            queue.submit(job)
+            wait_for(lambda: world.calls.get(title), "the review to reach the model", 30)
+            started = time.monotonic()
+            assert first.stop(signal.SIGTERM, timeout=30) == 0
+            assert time.monotonic() - started < 12
+            assert "interrupted by shutdown: requeued" in first.log()
+        assert world.reviews(number) == []
+        world.stream = 0.0
+        with GitNeuralProcess(["worker"], env, tmp_path / "second.log") as second:
+            [(status, _, _)] = outcomes(second, job.delivery_id)
+        assert status == "posted"
+        assert len(world.reviews(number)) == 1
+    finally:
+        world.stream = 0.0
+        if client is not None:
+            drop_redis_keys(client, env["GITNEURAL_QUEUE_PREFIX"])

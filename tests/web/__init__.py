@@ -1,0 +1,1 @@
+"""The webhook server: signatures, deliveries, routing, hostile input."""

@@ -1,0 +1,1 @@
+"""The Celery side and the review job, in process."""

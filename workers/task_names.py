@@ -1,0 +1,9 @@
+"""The names the webhook publishes jobs under and the workers run them by: the one thing
+the publishing side (:mod:`workers.queue`) and the tasks (:mod:`workers.tasks`) share."""
+
+from __future__ import annotations
+
+from typing import Final
+
+REVIEW_TASK: Final = "gitneural.review"
+EYES_TASK: Final = "gitneural.eyes"
