@@ -26,6 +26,7 @@ from bot.gh.mirror import MirrorCache
 from bot.gh.pulls import PullInfo
 from bot.gh.tokens import InstallationTokens, PlainToken, TokenSource
 from bot.llm.settings import LLMSettings
+from bot.llm.types import Progress
 from workers.prchange import MirrorRefs
 
 #: The installation id a token given to GitNeural stands for: it reaches what the token
@@ -67,6 +68,9 @@ class WorkerContext:
     config_path: str | None = None
     #: Review without a check run when the token may not create one (a person's token).
     checks_optional: bool = False
+    #: Told how the model's part is going (a job's log, a terminal); the App's workers
+    #: run many reviews at once and show none.
+    on_progress: Callable[[Progress], None] | None = None
 
     def __post_init__(self) -> None:
         if self.creds is not None:

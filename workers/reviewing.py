@@ -112,7 +112,12 @@ def review_change(
     settings = dataclasses.replace(ctx.llm, effort=effort)
     deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
     result = review(
-        pc.change, config, K3Client(settings), deadline=deadline, changed_last=pc.changed_last
+        pc.change,
+        config,
+        K3Client(settings),
+        deadline=deadline,
+        changed_last=pc.changed_last,
+        on_progress=ctx.on_progress,
     )
     return pc, result
 

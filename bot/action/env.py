@@ -107,8 +107,6 @@ class ActionEnv:
     run_id: str
     #: Where mirrors and the SARIF file go: see :func:`_data`.
     temp: Path
-    #: ``GITHUB_ACTOR``: whoever caused the run (``dependabot[bot]`` gets no secrets).
-    actor: str
     fail_on: Severity | None
     config_path: str | None
     effort: Effort | None
@@ -119,6 +117,10 @@ class ActionEnv:
     @property
     def delivery_id(self) -> str:
         return f"actions-{self.run_id}"
+
+    def pull_link(self, full_name: str, number: int) -> str:
+        """A Markdown link to the pull request on ``GITHUB_SERVER_URL``."""
+        return f"[{full_name}#{number}]({self.server_url.rstrip('/')}/{full_name}/pull/{number})"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionEnv:
@@ -134,7 +136,6 @@ class ActionEnv:
             output=_path(env, "GITHUB_OUTPUT"),
             run_id=env.get("GITHUB_RUN_ID", "").strip() or f"local-{uuid.uuid4().hex[:12]}",
             temp=_data(env),
-            actor=env.get("GITHUB_ACTOR", "").strip(),
             fail_on=_fail_on(env.get("GITNEURAL_FAIL_ON", "")),
             config_path=env.get("GITNEURAL_CONFIG", "").strip() or None,
             effort=_effort(env.get("GITNEURAL_REASONING_EFFORT", "")),

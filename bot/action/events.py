@@ -74,13 +74,9 @@ def _text(obj: Any, *path: str) -> str:
 
 
 def without_secrets(action: ActionEnv) -> str | None:
-    """Why the run was given no secrets, if GitHub withholds them: a ``pull_request``
-    from a fork, or a run Dependabot caused. None when secrets should be there."""
-    if action.actor == "dependabot[bot]" and action.event_name != "pull_request_target":
-        return (
-            "runs Dependabot causes get Dependabot's secrets only: add KIMI_API_KEY to them "
-            "to review its pull requests"
-        )
+    """Why the run was given no secrets, if GitHub withholds them (a ``pull_request`` from
+    a fork); None when they should be there. Dependabot's runs get no secrets either, but
+    its pull requests are a bot's, which the router already set aside."""
     if action.event_name != "pull_request":
         return None
     pull = action.event.get("pull_request")

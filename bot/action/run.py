@@ -25,6 +25,7 @@ from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
+from bot.render.progress import ProgressLine
 from workers.context import WorkerContext
 from workers.jobrun import JobOutcome, TransientJobError, add_eyes_reaction, run_review_job
 
@@ -43,7 +44,8 @@ def run_action(env: Mapping[str, str], out: TextIO) -> int:
             llm.require_key()  # raises: the workflow forgot to pass kimi-api-key
         notice = f"No review: kimi-api-key is empty; {withheld}."
         out.write(report.workflow_command("notice", notice) + "\n")
-        report.append_summary(action.step_summary, report.plain_summary(notice))
+        link = action.pull_link(job.repo, job.pr_number)
+        report.append_summary(action.step_summary, report.plain_summary(f"{link}: {notice}"))
         report.write_outputs(action.output, {"findings": "0", "sarif": ""})
         return EXIT_OK
     if not action.token:
@@ -63,12 +65,14 @@ def run_action(env: Mapping[str, str], out: TextIO) -> int:
         local_code=workspace_code(action.workspace, lambda line: print(line, file=out)),
         settings_from_base=True,
         config_path=action.config_path,
+        on_progress=ProgressLine(out),  # a line every 15 s in the job's log
     )
     return _review(action, job, ctx, out)
 
 
 def _review(action: ActionEnv, job: ReviewJob, ctx: WorkerContext, out: TextIO) -> int:
     name = f"{job.repo}#{job.pr_number}"
+    link = action.pull_link(job.repo, job.pr_number)
     try:
         if job.comment_id is not None:
             add_eyes_reaction(job, ctx)  # 👀 first: the review takes minutes
@@ -81,14 +85,14 @@ def _review(action: ActionEnv, job: ReviewJob, ctx: WorkerContext, out: TextIO) 
         error = outcome.error
         report.append_summary(
             action.step_summary,
-            report.plain_summary(f"GitNeural could not review: {outcome.detail}"),
+            report.plain_summary(f"GitNeural could not review {link}: {outcome.detail}"),
         )
         if error is not None:
             raise error
         raise report.RunFailedError(f"{name}: {outcome.detail}")
     if outcome.result is not None and outcome.pull_change is not None:
         return _reviewed(action, outcome, out)
-    return _already_or_nothing(action, outcome, out)
+    return _already_or_nothing(action, outcome, link, out)
 
 
 def _verdict(action: ActionEnv, worst: Severity | None, count: int, out: TextIO) -> int:
@@ -114,7 +118,7 @@ def _reviewed(action: ActionEnv, outcome: JobOutcome, out: TextIO) -> int:
     return _verdict(action, result.worst(), len(result.findings), out)
 
 
-def _already_or_nothing(action: ActionEnv, outcome: JobOutcome, out: TextIO) -> int:
+def _already_or_nothing(action: ActionEnv, outcome: JobOutcome, link: str, out: TextIO) -> int:
     """No new review: one was there already (a re-run), or the PR moved on or closed.
 
     A review found keeps its verdict: the marker records its worst finding, so a re-run
@@ -124,13 +128,13 @@ def _already_or_nothing(action: ActionEnv, outcome: JobOutcome, out: TextIO) -> 
     out.write(f"GitNeural: no new review ({outcome.status}): {outcome.detail}\n")
     if found is None:
         report.append_summary(
-            action.step_summary, report.plain_summary(f"No review: {outcome.detail}.")
+            action.step_summary, report.plain_summary(f"No new review of {link}: {outcome.detail}.")
         )
         report.write_outputs(action.output, {"findings": "0", "sarif": ""})
         return EXIT_OK
     marker = found.marker
     count = marker.findings
-    text = f"Already reviewed at `{marker.head[:12]}`: {outcome.detail}."
+    text = f"{link} was already reviewed at `{marker.head[:12]}`: {outcome.detail}."
     report.append_summary(action.step_summary, report.plain_summary(text, found.html_url))
     report.write_outputs(
         action.output, {"findings": "" if count is None else str(count), "sarif": ""}

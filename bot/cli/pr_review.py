@@ -31,6 +31,7 @@ from bot.gh.mirror import MirrorAuthError
 from bot.gh.pulls import PullInfo, read_pull
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
+from bot.render.progress import ProgressLine
 from workers.context import TOKEN_INSTALLATION, WorkerContext
 from workers.jobrun import TransientJobError, run_review_job
 from workers.prchange import PullChange, build_change
@@ -134,7 +135,6 @@ def _exit_code(worst: Severity | None, flag: str | None, default: str) -> int:
 def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
     from bot.cli.dry_run import describe_plan
     from bot.llm.client import K3Client
-    from bot.render.progress import ProgressLine
     from bot.review import plan_review, review
 
     mirror, refs = fetch_mirror(ctx, TOKEN_INSTALLATION, pull)
@@ -174,12 +174,20 @@ def _post(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
         trigger="command",
         # One review per head, whoever asks and however often.
         delivery_id=f"cli-{pull.head_sha[:12]}",
-        effort=args.effort,
+        # Like the App's /review: the flag, else GITNEURAL_REASONING_EFFORT, else settings.
+        effort=args.effort
+        or os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
+        or None,
         full=True,
         requested_by=ctx.bot_login,
     )
     _say(f"reviewing {pull.repo}#{pull.number} at {pull.head_sha[:12]} with Kimi K3…")
-    outcome = run_review_job(job, ctx)
+    progress = ProgressLine(enabled=not args.quiet)
+    ctx.on_progress = progress
+    try:
+        outcome = run_review_job(job, ctx)
+    finally:
+        progress.done()
     if outcome.status == "failed":
         raise outcome.error or RunFailedError(outcome.detail)
     if outcome.result is not None and outcome.pull_change is not None:

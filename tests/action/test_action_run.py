@@ -14,7 +14,7 @@ from bot.render.github import parse_marker
 from tests.support.actions import ActionsRun, checkout, comment_event, git, pull_request_event
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.paths import FIXTURES
-from tests.support.planted import PLANTED_BUG
+from tests.support.planted import PLANTED, PLANTED_BUG
 
 SUGGESTION = "```suggestion\n    return age >= 18\n```"
 SARIF_SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text())
@@ -76,6 +76,9 @@ def test_pull_request_with_a_full_checkout_is_read_from_the_workspace(tmp_path: 
         assert len(w.reviews()) == 1 and len(w.stub.chat_requests) == 1
         assert "already posted" in again.stdout
         assert run.outputs()["findings"] == "1" and run.outputs()["sarif"] == ""
+        written = "".join([first.stdout, first.stderr, again.stdout, again.stderr, summary])
+        written += run.output.read_text() + json.dumps(sarif)
+        assert run.token not in written and w.stub.api_key not in written
 
 
 def test_pull_request_target_with_a_shallow_checkout_fetches_by_git(tmp_path: Path) -> None:
@@ -101,6 +104,10 @@ def test_pull_request_target_with_a_shallow_checkout_fetches_by_git(tmp_path: Pa
         assert after == before
         assert git("status", "--porcelain", cwd=run.workspace) == ""
         assert git("rev-parse", "HEAD", cwd=run.workspace) == head
+        # The token went to git through libgit2's credentials only: no file holds it.
+        kept = [p for p in run.temp.rglob("*") if p.is_file() and not p.is_symlink()]
+        assert kept and not [p for p in kept if run.token.encode() in p.read_bytes()]
+        assert run.token not in done.stdout + done.stderr
 
         # Another workflow run for the same head (a new event): still one review.
         rerun = ActionsRun(
@@ -205,3 +212,27 @@ def test_other_events_say_why_and_succeed(tmp_path: Path) -> None:
             "(pull_request, pull_request_target, issue_comment)"
         ]
         assert w.gh.requests() == []
+
+
+def test_settings_come_from_the_base_branch_never_from_the_pull_request(tmp_path: Path) -> None:
+    base = {".github/review.toml": '[review]\neffort = "high"\n'}
+    loosened = '[review]\neffort = "max"\n'
+    pr = {"people.py": PLANTED, ".github/review.toml": loosened, ".gitneural.toml": loosened}
+    with job_world(tmp_path, base_files=base, pr_files=pr) as w:
+        event = pull_request_event(w.gh, REPO, w.number)
+        missing = ActionsRun(
+            tmp_path / "job0", w.gh, REPO, event_name="pull_request", event=event, run_id="7000"
+        )
+        failed = missing.step("review", inputs(w, config="no/such.toml"))
+        assert failed.returncode == 2, failed.stdout + failed.stderr
+        assert "config file no/such.toml not found at" in failed.stdout
+        assert w.reviews() == [] and w.check_runs()[0]["conclusion"] == "failure"
+
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="pull_request", event=event)
+        checkout(w.gh, REPO, w.number, run.workspace, token=run.token, shallow=False)
+        w.stub.push(submit(PLANTED_BUG))
+        done = run.step("review", inputs(w, config=".github/review.toml"))
+        assert done.returncode == 0, done.stdout + done.stderr
+        [chat] = w.stub.chat_requests
+        assert chat.body["reasoning_effort"] == "high"  # the base branch's file, not the PR's
+        assert len(w.reviews()) == 1

@@ -89,6 +89,8 @@ def test_review_pr_post_posts_one_review_however_often_it_runs(tmp_path: Path) -
         assert w.gh.forbidden_requests() == []
     assert again.returncode == 1  # the found review keeps its verdict
     assert "no new review: already posted: http" in again.stderr
+    output = first.stdout + first.stderr + again.stdout + again.stderr
+    assert env["GITHUB_TOKEN"] not in output and env["KIMI_API_KEY"] not in output
 
 
 def test_review_pr_errors_are_one_clear_line(tmp_path: Path) -> None:

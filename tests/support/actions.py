@@ -129,7 +129,6 @@ class ActionsRun:
         event_name: str,
         event: Any,
         run_id: str = "7001",
-        actor: str = "octocat",
         action_path: Path = ROOT,
         installed: bool = False,
     ) -> None:
@@ -156,7 +155,7 @@ class ActionsRun:
             "GITHUB_OUTPUT": str(self.output),
             "GITHUB_RUN_ID": run_id,
             "GITHUB_RUN_ATTEMPT": "1",
-            "GITHUB_ACTOR": actor,
+            "GITHUB_ACTOR": "octocat",
             "RUNNER_TEMP": str(self.temp),
             # Not the runner's: PyGithub's pauses between requests, off to keep tests quick.
             "GITNEURAL_GITHUB_PACING": "false",
