@@ -14,7 +14,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import github
 import pygit2
@@ -114,11 +113,14 @@ class WorkerContext:
         data: Path,
         llm: LLMSettings,
         bot_login: str | None,
-        **options: Any,
+        github_pacing: bool = True,
+        local_code: LocalCode | None = None,
+        settings_from_base: bool = False,
+        config_path: str | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
     ) -> WorkerContext:
-        """A context acting with ``token`` (jobs use :data:`TOKEN_INSTALLATION`); a check
-        run only if the token may create one. ``options``: the other fields."""
-        options.setdefault("checks_optional", True)
+        """A context acting with ``token`` (jobs use :data:`TOKEN_INSTALLATION`), making a
+        check run only if the token may create one."""
         return cls(
             creds=None,
             tokens=PlainToken(token),
@@ -126,8 +128,13 @@ class WorkerContext:
             llm=llm,
             data_dir=data,
             bot_login=bot_login,
+            github_pacing=github_pacing,
             api_url=api_url,
-            **options,
+            local_code=local_code,
+            settings_from_base=settings_from_base,
+            config_path=config_path,
+            checks_optional=True,
+            on_progress=on_progress,
         )
 
     def github(self, installation_id: int) -> github.Github:

@@ -23,10 +23,11 @@ from bot.action.events import Nothing, review_job, without_secrets
 from bot.action.workspace import workspace_code
 from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
+from bot.gh.client import token_user
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
-from workers.context import WorkerContext
+from workers.context import TOKEN_INSTALLATION, WorkerContext
 from workers.jobrun import JobOutcome, TransientJobError, add_eyes_reaction, run_review_job
 
 
@@ -76,6 +77,10 @@ def _review(action: ActionEnv, job: ReviewJob, ctx: WorkerContext, out: TextIO) 
     try:
         if job.comment_id is not None:
             add_eyes_reaction(job, ctx)  # 👀 first: the review takes minutes
+        if ctx.bot_login is None:
+            # A person's token (a PAT as github-token) posts as that person: only their
+            # reviews can be GitNeural's earlier ones. GITHUB_TOKEN's are any bot's.
+            ctx.bot_login = token_user(ctx.github(TOKEN_INSTALLATION))
         out.write(f"GitNeural: reviewing {name} with Kimi K3…\n")
         out.flush()
         outcome = run_review_job(job, ctx)

@@ -236,3 +236,23 @@ def test_settings_come_from_the_base_branch_never_from_the_pull_request(tmp_path
         [chat] = w.stub.chat_requests
         assert chat.body["reasoning_effort"] == "high"  # the base branch's file, not the PR's
         assert len(w.reviews()) == 1
+
+
+def test_a_personal_token_as_github_token_posts_once_as_that_person(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        event = pull_request_event(w.gh, REPO, w.number)
+        pat = {"github-token": w.gh.user_token(REPO, "alice")}
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="pull_request", event=event)
+        w.stub.push(submit(PLANTED_BUG))
+        done = run.step("review", inputs(w, **pat))  # no checkout step: fetched by git
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "the workspace is not a git checkout" in done.stdout
+        [review] = w.reviews()
+        assert review["user"]["login"] == "alice"
+        assert w.check_runs() == []  # a person's token makes no check runs; the review stands
+        rerun = ActionsRun(
+            tmp_path / "job2", w.gh, REPO, event_name="pull_request", event=event, run_id="7002"
+        )
+        again = rerun.step("review", inputs(w, **pat))
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert len(w.reviews()) == 1 and len(w.stub.chat_requests) == 1
