@@ -254,3 +254,15 @@ def trusted_config(snapshot: Snapshot | None, explicit: Path | None = None) -> C
     if snapshot is None:
         return Config()
     return load_config_bytes(snapshot.read(CONFIG_FILE), f"{CONFIG_FILE} at {snapshot.label}")
+
+
+def config_at(snapshot: Snapshot, path: str) -> Config:
+    """The settings file ``path`` names, read at the trusted revision ``snapshot`` (a
+    workflow's ``config`` input); unlike ``.gitneural.toml`` it must exist."""
+    data = snapshot.read(path.strip().lstrip("/"))
+    if data is None:
+        raise ConfigError(
+            f"config file {path} not found at {snapshot.label}: settings are read from the "
+            "trusted branch, so commit it there first"
+        )
+    return load_config_bytes(data, f"{path} at {snapshot.label}")

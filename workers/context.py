@@ -1,27 +1,47 @@
 """What a worker needs to run review jobs: App credentials, the token cache, the mirror
-cache and the model settings, made once per worker process and shared by its jobs."""
+cache and the model settings, made once per worker process and shared by its jobs.
+
+The same job runner also reviews with a token given to GitNeural instead of the App's
+key (the GitHub Action's ``GITHUB_TOKEN``, a person's token for ``review --pr``):
+:meth:`WorkerContext.for_token` makes that context, with the few differences such runs
+have (the code may already be on disk, settings from the base branch, a check run only
+if the token may create one).
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import github
+import pygit2
 
 from bot.envvars import data_dir, env_bool, env_float
-from bot.gh.client import installation_client
+from bot.gh.client import api_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
-from bot.gh.tokens import InstallationTokens
+from bot.gh.pulls import PullInfo
+from bot.gh.tokens import InstallationTokens, PlainToken, TokenSource
 from bot.llm.settings import LLMSettings
+from bot.llm.types import Progress
+from workers.prchange import MirrorRefs
+
+#: The installation id a token given to GitNeural stands for: it reaches what the token
+#: reaches, and its mirrors live apart from the App's (``token-mirrors``).
+TOKEN_INSTALLATION = 1
+
+#: A repository that may already hold a PR's commits (the Action's workspace), and the
+#: refs or ids to read them by; None when it lacks any of them.
+LocalCode = Callable[[PullInfo], tuple[pygit2.Repository, MirrorRefs] | None]
 
 
 @dataclass
 class WorkerContext:
-    creds: AppCredentials
-    tokens: InstallationTokens
+    #: The App's id and key; None when GitNeural was given a token instead.
+    creds: AppCredentials | None
+    tokens: TokenSource
     mirrors: MirrorCache
     llm: LLMSettings
     data_dir: Path
@@ -36,6 +56,31 @@ class WorkerContext:
     review_seconds: float | None = None
     #: Seconds before a GitHub request without an answer is given up.
     github_timeout: int = 30
+    #: The GitHub API (``creds.api_url`` when there are App credentials).
+    api_url: str = ""
+    #: Tried before the mirror is fetched: see :data:`LocalCode`.
+    local_code: LocalCode | None = None
+    #: Settings and instructions from the PR's base branch instead of the default branch
+    #: (a workflow runs from its base branch: that is the revision it trusts).
+    settings_from_base: bool = False
+    #: A settings file other than ``.gitneural.toml``, read at the trusted revision.
+    config_path: str | None = None
+    #: Review without a check run when the token may not create one (a person's token).
+    checks_optional: bool = False
+    #: Told how the model's part is going (a job's log, a terminal); the App's workers
+    #: run many reviews at once and show none.
+    on_progress: Callable[[Progress], None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.creds is not None:
+            self.api_url = self.creds.api_url
+        if not self.api_url:
+            raise ValueError("a WorkerContext needs App credentials or an API URL")
+
+    @property
+    def app_id(self) -> int | None:
+        """The App whose check runs are GitNeural's; None when reviewing with a token."""
+        return self.creds.app_id if self.creds is not None else None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
@@ -59,14 +104,47 @@ class WorkerContext:
             review_seconds=review_seconds if review_seconds > 0 else None,
         )
 
+    @classmethod
+    def for_token(
+        cls,
+        token: str,
+        api_url: str,
+        *,
+        data: Path,
+        llm: LLMSettings,
+        bot_login: str | None,
+        github_pacing: bool = True,
+        local_code: LocalCode | None = None,
+        settings_from_base: bool = False,
+        config_path: str | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> WorkerContext:
+        """A context acting with ``token`` (jobs use :data:`TOKEN_INSTALLATION`), making a
+        check run only if the token may create one."""
+        return cls(
+            creds=None,
+            tokens=PlainToken(token),
+            mirrors=MirrorCache(data / "token-mirrors"),
+            llm=llm,
+            data_dir=data,
+            bot_login=bot_login,
+            github_pacing=github_pacing,
+            api_url=api_url,
+            local_code=local_code,
+            settings_from_base=settings_from_base,
+            config_path=config_path,
+            checks_optional=True,
+            on_progress=on_progress,
+        )
+
     def github(self, installation_id: int) -> github.Github:
         """A client acting as the installation; it never retries a POST."""
         if self.github_pacing:
-            return installation_client(
-                self.creds, self.tokens, installation_id, timeout=self.github_timeout
+            return api_client(
+                self.api_url, self.tokens, installation_id, timeout=self.github_timeout
             )
-        return installation_client(
-            self.creds,
+        return api_client(
+            self.api_url,
             self.tokens,
             installation_id,
             timeout=self.github_timeout,

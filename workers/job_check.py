@@ -24,35 +24,45 @@ class JobCheck:
         self.redelivered = redelivered
         #: The run in progress, if one was started and not completed yet.
         self.run: Check | None = None
+        #: The token may not create check runs (``ctx.checks_optional``): none is made.
+        self.skipped = False
 
     def _forget_token(self) -> None:
         self.ctx.forget_token(self.job.installation_id)
 
     def start(self, head_sha: str) -> None:
         repo = lazy_repo(self.gh, self.job.repo)
-        if self.redelivered:
+        if self.redelivered and self.ctx.app_id is not None:
             # One more request, only on a redelivery: no orphan run left "in progress".
             resumed = Check.resume(
                 repo,
                 head_sha,
                 external_id=self.job.delivery_id,
-                app_id=self.ctx.creds.app_id,
+                app_id=self.ctx.app_id,
                 on_401=self._forget_token,
             )
             if resumed is not None:
                 self.run = resumed
                 return
-        self.run = Check.start(
-            repo,
-            head_sha,
-            external_id=self.job.delivery_id,
-            summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
-            on_401=self._forget_token,
-        )
+        try:
+            self.run = Check.start(
+                repo,
+                head_sha,
+                external_id=self.job.delivery_id,
+                summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
+                on_401=self._forget_token,
+            )
+        except GitHubError as exc:
+            # A person's token, or a workflow without `checks: write`: the review is
+            # what matters, the check run only reports on it.
+            if not self.ctx.checks_optional or exc.transient or exc.status not in (403, 404):
+                raise
+            log.warning("%s: no check run (%s); reviewing without one", self.name, exc)
+            self.skipped = True
 
     def start_for_failure(self, head_sha: str) -> None:
         """A run to say why the job failed on, if none was started (best effort)."""
-        if self.run is not None:
+        if self.run is not None or self.skipped:
             return
         try:
             self.run = Check.start(
@@ -71,6 +81,8 @@ class JobCheck:
         the review by its marker and completes the run it left in progress.
         """
         check, self.run = self.run, None
+        if check is None and self.skipped:
+            return
         assert check is not None
         try:
             check.complete(output)
@@ -86,9 +98,11 @@ class JobCheck:
     ) -> None:
         """A worker killed after posting left its check run in progress, or this job's
         first run paused it, not knowing its review had landed: complete it."""
+        app_id = self.ctx.app_id
+        if app_id is None:
+            return  # reviewing with a token: its check runs are not told apart from others'
         try:
             repo = lazy_repo(self.gh, self.job.repo)
-            app_id = self.ctx.creds.app_id
             for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
                 summary = f"[Review posted]({review.html_url})." if review.html_url else ""
                 check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))

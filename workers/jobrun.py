@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.domain.results import ReviewResult
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.errors import github_errors
@@ -38,7 +39,8 @@ from bot.jobs import ReviewJob
 from bot.text import one_line
 from workers.context import WorkerContext
 from workers.job_check import JobCheck
-from workers.publish import check_output, publish
+from workers.prchange import PullChange
+from workers.publish import Publication, check_output, publish
 from workers.reviewing import (
     QUOTA_MARKER,
     fetch_mirror,
@@ -73,6 +75,15 @@ class JobOutcome:
     status: Status
     review_id: int | None = None
     detail: str = ""
+    #: What an entrance that shows the review needs (the Action, ``review --pr --post``):
+    #: the review made, what was posted, and GitNeural's earlier review when one was found.
+    result: ReviewResult | None = None
+    pull_change: PullChange | None = None
+    publication: Publication | None = None
+    review_url: str = ""
+    found: PostedReview | None = None
+    #: Why a ``failed`` job failed.
+    error: GitNeuralError | None = None
 
 
 class TransientJobError(GitNeuralError):
@@ -178,7 +189,7 @@ class _JobRun:
         if mirror.get(pull.head_sha) is None:
             # Pushed to between the API read and the fetch: that push has its own job.
             return JobOutcome("superseded", detail="the head moved while it was fetched")
-        gate = settings_gate(job, pull, mirror, refs)
+        gate = settings_gate(job, pull, mirror, refs, self.ctx.config_path)
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
         self.check.start(pull.head_sha)
@@ -215,7 +226,7 @@ class _JobRun:
         self.check.complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
         moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
         detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
-        return JobOutcome("posted", posted.review_id, detail)
+        return JobOutcome("posted", posted.review_id, detail, result, pc, pub, url)
 
     def _already_done(self, head_sha: str) -> JobOutcome | None:
         for review in reversed(self.earlier):
@@ -226,10 +237,9 @@ class _JobRun:
             if same_job or marker.trigger == self.job.trigger:
                 paused_by = self.job.delivery_id if same_job else None
                 self.check.finish_stale(marker.head, marker.conclusion, review, paused_by)
-                return JobOutcome("posted", review.id, "already posted")
-            return JobOutcome(
-                "nothing-new", review.id, f"{head_sha[:12]} was already reviewed ({marker.trigger})"
-            )
+                return JobOutcome("posted", review.id, "already posted", found=review)
+            detail = f"{head_sha[:12]} was already reviewed ({marker.trigger})"
+            return JobOutcome("nothing-new", review.id, detail, found=review)
         return None
 
     def _moved_on(self, head_sha: str) -> JobOutcome | None:
@@ -266,7 +276,7 @@ class _JobRun:
         )
         if isinstance(exc, ModelQuotaError) and self.pull is not None:
             self._quota_notice()
-        return JobOutcome("failed", detail=reason)
+        return JobOutcome("failed", detail=reason, error=exc)
 
     def _quota_notice(self) -> None:
         try:

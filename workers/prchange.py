@@ -24,6 +24,16 @@ from bot.git.repo import TreeSnapshot, range_change, resolve_commit
 _DESCRIPTION_MAX = 16_000
 
 
+@dataclass(frozen=True)
+class MirrorRefs:
+    """Where the PR's head, its base and the trusted revision are, in the repository the
+    change is read from (refs of the mirror, or commit ids)."""
+
+    head: str
+    base: str
+    default: str
+
+
 @dataclass
 class PullChange:
     #: What the review core reviews.

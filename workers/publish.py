@@ -91,6 +91,7 @@ def publish(
     inline = [f for f in new if f.placement == Placement.INLINE]
     listed = [f for f in new if f.placement != Placement.INLINE]
     conclusion = conclusion_for(findings, settings)
+    worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
     marker = Marker(
         head=head_sha,
         trigger=trigger,
@@ -98,6 +99,8 @@ def publish(
         since=pc.since,
         conclusion=conclusion,
         fingerprints=tuple(f.fingerprint for f in new if f.fingerprint),
+        worst=None if worst is None else str(worst),
+        findings=len(findings),
     )
     links = Links(web_url, head_sha, pc.change.base_sha)
     text = ReviewText(

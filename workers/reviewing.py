@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from typing import cast
 
 import github
 import pygit2
 
-from bot.config import Config, trusted_config
+from bot.config import Config, config_at, trusted_config
 from bot.domain.results import ReviewResult
 from bot.effort import Effort
 from bot.gh.errors import github_errors
@@ -22,16 +21,9 @@ from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
 from bot.review import review
 from workers.context import WorkerContext
-from workers.prchange import PullChange, build_change
+from workers.prchange import MirrorRefs, PullChange, build_change
 
 QUOTA_MARKER = "<!-- gitneural:notice quota -->"
-
-
-@dataclass(frozen=True)
-class MirrorRefs:
-    head: str
-    base: str
-    default: str
 
 
 def fetch_mirror(
@@ -40,12 +32,18 @@ def fetch_mirror(
     """Bring the PR's head, its base and the default branch into the mirror, by git.
 
     The clone URL is the base repository's, as the API reported it: ``refs/pull/N/head``
-    lives there even for a PR from a fork. A refused token is minted again, once.
+    lives there even for a PR from a fork. A refused token is minted again, once. A
+    repository that already holds the commits (``ctx.local_code``) is read instead.
     """
+    if ctx.local_code is not None:
+        local = ctx.local_code(pull)
+        if local is not None:
+            return local
+    trusted = pull.base_ref if ctx.settings_from_base else pull.default_branch
     refs = MirrorRefs(
         head=f"refs/pull/{pull.number}/head",
         base=f"refs/heads/{pull.base_ref}",
-        default=f"refs/heads/{pull.default_branch}",
+        default=f"refs/heads/{trusted}",
     )
     wanted = list(dict.fromkeys([refs.head, refs.base, refs.default]))
     for attempt in (1, 2):
@@ -54,7 +52,7 @@ def fetch_mirror(
                 installation_id=installation_id,
                 clone_url=pull.clone_url,
                 token=ctx.tokens.get(installation_id),
-                api_url=ctx.creds.api_url,
+                api_url=ctx.api_url,
                 refs=wanted,
             )
             return mirror, refs
@@ -66,11 +64,15 @@ def fetch_mirror(
 
 
 def settings_gate(
-    job: ReviewJob, pull: PullInfo, mirror: pygit2.Repository, refs: MirrorRefs
+    job: ReviewJob,
+    pull: PullInfo,
+    mirror: pygit2.Repository,
+    refs: MirrorRefs,
+    config_path: str | None = None,
 ) -> Config | str:
-    """The repository's settings (from the default branch), or why the job is skipped."""
+    """The repository's settings (from the trusted branch), or why the job is skipped."""
     trusted = TreeSnapshot(mirror, resolve_commit(mirror, refs.default))
-    config = trusted_config(trusted)
+    config = trusted_config(trusted) if config_path is None else config_at(trusted, config_path)
     settings = config.github
     if job.trigger == "command":
         association = job.author_association
@@ -110,7 +112,12 @@ def review_change(
     settings = dataclasses.replace(ctx.llm, effort=effort)
     deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
     result = review(
-        pc.change, config, K3Client(settings), deadline=deadline, changed_last=pc.changed_last
+        pc.change,
+        config,
+        K3Client(settings),
+        deadline=deadline,
+        changed_last=pc.changed_last,
+        on_progress=ctx.on_progress,
     )
     return pc, result
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config, trusted_config
+from bot.cli.review_output import render, resolve_effort, write_report
+from bot.config import trusted_config
 from bot.domain.change import Change
-from bot.domain.results import ReviewResult, Severity
-from bot.effort import EFFORTS, Effort
+from bot.domain.results import Severity
+from bot.effort import EFFORTS
 from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 FORMATS = ("text", "json", "sarif")
@@ -23,7 +23,8 @@ def add_parser(commands: Any) -> None:
         "review",
         help="review a change (staged by default) and print the findings",
         description="Review a change with Kimi K3. Without a source option: the staged "
-        "change if anything is staged, else the work tree's changes.",
+        "change if anything is staged, else the work tree's changes. --pr reviews a pull "
+        "request on GitHub (GITHUB_API_URL for GitHub Enterprise Server).",
     )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--staged", action="store_true", help="the staged change (index vs HEAD)")
@@ -34,6 +35,16 @@ def add_parser(commands: Any) -> None:
         help="merge-base(REV, HEAD)..HEAD, as GitHub's three-dot diff (see --head)",
     )
     src.add_argument("--diff", metavar="FILE", help="a unified diff file, or - for stdin")
+    src.add_argument(
+        "--pr",
+        metavar="URL|OWNER/REPO#N",
+        help="a pull request on GitHub, fetched by git with GITHUB_TOKEN (or GH_TOKEN)",
+    )
+    p.add_argument(
+        "--post",
+        action="store_true",
+        help="with --pr: post the review on the pull request, as the GitHub App would",
+    )
     p.add_argument("--head", metavar="REV", help="with --base: the head revision (default HEAD)")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here, not stdout")
@@ -105,41 +116,15 @@ def load_change(args: argparse.Namespace) -> Change:
     return worktree_change(repo)
 
 
-def resolve_effort(flag: str | None, config: Config) -> Effort:
-    env = os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
-    value = flag or env or config.review.effort
-    if value not in EFFORTS:
-        raise UsageError(f"GITNEURAL_REASONING_EFFORT must be one of low, high, max, not {env!r}")
-    return value
-
-
-def _write(text: str, output: str | None) -> None:
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
-
-
-def render(result: ReviewResult, change: Change, fmt: str) -> str:
-    from bot import __version__
-
-    if fmt == "json":
-        from bot.render.json_report import render_json
-
-        return render_json(result)
-    if fmt == "sarif":
-        import json
-
-        from bot.render.sarif import render_sarif
-
-        return json.dumps(render_sarif(result, tool_version=__version__, change=change), indent=2)
-    from bot.render.text import render_text
-
-    return render_text(result, change, color=sys.stdout.isatty())
-
-
 def run(args: argparse.Namespace) -> int:
+    if args.post and not args.pr:
+        raise UsageError("--post needs --pr: only a pull request can be posted to")
+    if args.pr:
+        if args.head:
+            raise UsageError("--head needs --base, not --pr (a pull request has its own head)")
+        from bot.cli.pr_review import run_pr
+
+        return run_pr(args)
     change = load_change(args)
     if not change.diff.files:
         # Not an error: a script reviewing "whatever changed" has nothing to report.
@@ -156,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from bot.review import plan_review
 
         plan = plan_review(change, config, effort=effort)
-        _write(describe_plan(plan, fmt=args.format), args.output)
+        write_report(describe_plan(plan, fmt=args.format), args.output)
         return EXIT_OK
     from bot.llm.client import K3Client
     from bot.llm.settings import LLMSettings
@@ -170,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         result = review(change, config, K3Client(settings), on_progress=progress)
     finally:
         progress.done()
-    _write(render(result, change, args.format), args.output)
+    write_report(render(result, change, args.format), args.output)
     fail_on = Severity(args.fail_on or config.review.fail_on)
     worst = result.worst()
     return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK

@@ -1,20 +1,23 @@
-"""PyGithub clients acting as an installation, that never retry a write."""
+"""PyGithub clients acting as an installation (or with a token given to GitNeural), that
+never retry a write."""
 
 from __future__ import annotations
 
 import github
 from github import Auth
 
+from bot.errors import GitHubError
 from bot.gh.credentials import AppCredentials
+from bot.gh.errors import github_errors
 from bot.gh.retry import read_retry
-from bot.gh.tokens import InstallationTokens
+from bot.gh.tokens import TokenSource
 
 
 class _InstallationTokenAuth(Auth.Auth):
     """Asks the cache for the token on every request, so a long task rolls over to a
     fresh token instead of failing when the first one expires."""
 
-    def __init__(self, tokens: InstallationTokens, installation_id: int) -> None:
+    def __init__(self, tokens: TokenSource, installation_id: int) -> None:
         self._tokens = tokens
         self._installation_id = installation_id
 
@@ -33,7 +36,7 @@ class _InstallationTokenAuth(Auth.Auth):
 
 def installation_client(
     creds: AppCredentials,
-    tokens: InstallationTokens,
+    tokens: TokenSource,
     installation_id: int,
     *,
     timeout: int = 30,
@@ -47,12 +50,47 @@ def installation_client(
     default would retry a POST and post a review twice). PyGithub's pacing between
     requests and writes is kept by default: it keeps GitHub's secondary rate limits away.
     """
+    return api_client(
+        creds.api_url,
+        tokens,
+        installation_id,
+        timeout=timeout,
+        seconds_between_requests=seconds_between_requests,
+        seconds_between_writes=seconds_between_writes,
+        max_rate_limit_wait=max_rate_limit_wait,
+    )
+
+
+def api_client(
+    api_url: str,
+    tokens: TokenSource,
+    installation_id: int,
+    *,
+    timeout: int = 30,
+    seconds_between_requests: float | None = 0.25,
+    seconds_between_writes: float | None = 1.0,
+    max_rate_limit_wait: float = 60.0,
+) -> github.Github:
+    """:func:`installation_client` on ``api_url``, for tokens that need no App (a
+    workflow's ``GITHUB_TOKEN``, a person's token)."""
     return github.Github(
         auth=_InstallationTokenAuth(tokens, installation_id),
-        base_url=creds.api_url,
+        base_url=api_url,
         timeout=timeout,
         retry=read_retry(max_rate_limit_wait),
         per_page=100,
         seconds_between_requests=seconds_between_requests,
         seconds_between_writes=seconds_between_writes,
     )
+
+
+def token_user(gh: github.Github) -> str | None:
+    """The login of the person whose token ``gh`` holds; None for an installation's token
+    (a workflow's ``GITHUB_TOKEN``), which GitHub does not let read ``/user``."""
+    try:
+        with github_errors("reading whose token this is"):
+            return str(gh.get_user().login)
+    except GitHubError as exc:
+        if exc.status == 403:
+            return None
+        raise

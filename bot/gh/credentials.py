@@ -85,6 +85,12 @@ def _private_key(env: Mapping[str, str]) -> str:
     return text + "\n"
 
 
+def github_api_url(env: Mapping[str, str]) -> str:
+    """``GITHUB_API_URL`` checked (default ``https://api.github.com``), for clients that
+    hold a token rather than the App's key."""
+    return _api_url(env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL)
+
+
 def _api_url(value: str) -> str:
     parts = urllib.parse.urlsplit(value)
     if (

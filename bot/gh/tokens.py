@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Protocol
 
 import requests
 from github import Auth, GithubException, GithubIntegration
@@ -19,6 +20,34 @@ from bot.gh.credentials import AppCredentials
 from bot.gh.errors import GitHubAuthError
 from bot.gh.log_filter import guard_pygithub_logs
 from bot.gh.retry import RETRIED_METHODS, github_retry_after, retry_policy
+
+
+class TokenSource(Protocol):
+    """Where a GitHub client and a git fetch get the token for an installation."""
+
+    def get(self, installation_id: int) -> str: ...
+
+    def invalidate(self, installation_id: int) -> None: ...
+
+
+class PlainToken:
+    """A token given, not minted: a workflow's ``GITHUB_TOKEN`` or a person's token.
+
+    There is no App key to mint another with, so a refused token stays refused (GitHub's
+    401 becomes the error); ``repr`` never shows it.
+    """
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def __repr__(self) -> str:
+        return "PlainToken(***)"
+
+    def get(self, installation_id: int) -> str:
+        return self._token
+
+    def invalidate(self, installation_id: int) -> None:
+        pass
 
 
 class InstallationTokens:

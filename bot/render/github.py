@@ -1,11 +1,11 @@
 """A review as GitHub shows it: inline comments, the review body, and the hidden marker.
 
 The marker ``<!-- gitneural:v1 head=SHA trigger=T delivery=ID since=SHA|- conclusion=C
-fp=F1,F2 -->`` ends every review body GitNeural posts. It is how a later run recognises
-its own work: the head and trigger (or the delivery) make posting idempotent, ``head``
-is where the next ``synchronize`` review starts, and the fingerprints say which findings
-were already posted. Model text is sanitised (:func:`sanitize_markdown` removes every
-HTML comment), so a finding can never forge a marker; the marker is added after.
+worst=S|- findings=N fp=F1,F2 -->`` ends every review body GitNeural posts: how a later
+run knows its own work (head and trigger, or delivery, make posting idempotent; ``head``
+starts the next ``synchronize`` review; fingerprints name the findings already posted).
+Model text is sanitised (:func:`sanitize_markdown` removes every HTML comment), so a
+finding can never forge a marker; the marker is added after.
 
 Every piece of untrusted text (model titles and bodies, file names, skip reasons) is
 sanitised or put in a code span here; the layout around it is GitNeural's own. Whole
@@ -62,6 +62,10 @@ class Marker:
     #: The check run's conclusion when the review was posted.
     conclusion: str = "neutral"
     fingerprints: tuple[str, ...] = ()
+    #: The worst severity and the number of findings kept (None in older markers): a
+    #: re-run workflow reaches the same verdict without asking the model again.
+    worst: str | None = None
+    findings: int | None = None
 
     def render(self) -> str:
         fields = {
@@ -70,6 +74,8 @@ class Marker:
             "delivery": self.delivery,
             "since": self.since or "-",
             "conclusion": self.conclusion,
+            "worst": self.worst or "-",
+            "findings": "-" if self.findings is None else str(self.findings),
         }
         parts = [f"{k}={_SAFE_VALUE.sub('', v)[:100] or '-'}" for k, v in fields.items()]
         fps = ",".join(_SAFE_VALUE.sub("", fp)[:64] for fp in self.fingerprints)
@@ -85,7 +91,7 @@ def parse_marker(body: str | None) -> Marker | None:
     head, trigger = values.get("head", ""), values.get("trigger", "")
     if not head or not trigger:
         return None
-    since = values.get("since", "-")
+    since, worst, count = values.get("since", "-"), values.get("worst"), values.get("findings")
     return Marker(
         head=head,
         trigger=trigger,
@@ -93,6 +99,8 @@ def parse_marker(body: str | None) -> Marker | None:
         since=None if since == "-" else since,
         conclusion=values.get("conclusion", "neutral"),
         fingerprints=tuple(fp for fp in values.get("fp", "").split(",") if fp),
+        worst=worst if worst in {str(s) for s in Severity} else None,
+        findings=int(count) if count and count.isdigit() and len(count) < 7 else None,
     )
 
 

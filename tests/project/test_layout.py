@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("output", ("bot.render",)),
     ("GitHub, and the store of what GitNeural remembers", ("bot.gh", "bot.store")),
     ("entrances", ("bot.web", "workers", "hooks")),
+    ("the GitHub Action, on the App's router and job runner", ("bot.action",)),
     ("the command line, which starts every entrance", ("bot.cli",)),
 )
 

@@ -390,7 +390,14 @@ def test_a_hostile_review_is_posted_neutralised_and_accepted_by_github(tmp_path:
     marker = parse_marker(review["body"])
     assert marker is not None
     assert marker == Marker(
-        job.head_sha or "", "opened", job.delivery_id, None, "neutral", marker.fingerprints
+        job.head_sha or "",
+        "opened",
+        job.delivery_id,
+        None,
+        "neutral",
+        marker.fingerprints,
+        worst=marker.worst,
+        findings=marker.findings,
     )
     text = json.dumps(check)
     assert "not/in/the/diff.py" in text and "../people.py" in text

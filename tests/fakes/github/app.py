@@ -28,6 +28,7 @@ from tests.fakes.github.store import (
     Repo,
     RequestRecord,
     Store,
+    Token,
     clean_headers,
 )
 
@@ -186,11 +187,34 @@ def authenticate_token() -> int | None:
     if token is None:
         record().auth = "invalid"
         raise ApiError(401, "Bad credentials")
-    record().auth = f"installation:{token.installation_id}"
-    record().installation_id = token.installation_id
+    credit(token)
     with store().lock:
         _rate_limited(store().installations[token.installation_id])
     return token.installation_id
+
+
+def credit(token: Token) -> None:
+    """Note who this request acts as: the log's ``auth`` (``installation:<id>`` for the
+    App's tokens, ``actions:<id>`` for a workflow's, ``user:<login>`` for a person's)."""
+    if token.kind == "user":
+        record().auth = f"user:{token.login}"
+    else:
+        prefix = "actions" if token.kind == "actions" else "installation"
+        record().auth = f"{prefix}:{token.installation_id}"
+    record().installation_id = token.installation_id
+    g.token = token
+
+
+def request_token() -> Token | None:
+    """The valid token this request was authenticated with, if any."""
+    token: Token | None = g.get("token")
+    return token
+
+
+def actor_login() -> str:
+    """Who what this request posts appears under: the token's login, else the App's bot."""
+    token = request_token()
+    return token.login if token is not None and token.login else store().bot_login
 
 
 def auth_repo(owner: str, name: str) -> Repo:
@@ -322,7 +346,7 @@ def _api_error(exc: ApiError) -> Response:
 
 def create_app(s: Store, api_prefix: str) -> Flask:
     # The route modules import this one for its plumbing: they are loaded when an app is made.
-    from tests.fakes.github import checks, git, pulls, rest
+    from tests.fakes.github import checks, git, pulls, rest, users
 
     app = Flask("fakegithub")
     app.config["STORE"] = s
@@ -333,5 +357,6 @@ def create_app(s: Store, api_prefix: str) -> Flask:
     app.register_blueprint(pulls.blueprint(api_prefix))
     app.register_blueprint(rest.blueprint(api_prefix))
     app.register_blueprint(checks.blueprint(api_prefix))
+    app.register_blueprint(users.blueprint(api_prefix))
     app.register_blueprint(git.blueprint())
     return app

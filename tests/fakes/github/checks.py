@@ -17,12 +17,14 @@ from tests.fakes.github.app import (
     owned,
     paginate,
     public,
+    request_token,
     require_token,
     store,
     validation_failed,
 )
 from tests.fakes.github.shapes import Json, iso
 from tests.fakes.github.store import Repo
+from tests.fakes.github.users import app_of_request
 
 MAX_OUTPUT = 65_535
 MAX_ANNOTATIONS = 50
@@ -121,6 +123,10 @@ def blueprint(prefix: str) -> Blueprint:
     def create_check_run(owner: str, name: str) -> Response:
         repo = auth_repo(owner, name)
         require_token()
+        token = request_token()
+        if token is not None and token.kind == "user":
+            # Only GitHub Apps (GitNeural's, or Actions' for a workflow) make check runs.
+            raise ApiError(403, "You must authenticate via a GitHub App.")
         s = store()
         data = body_json()
         if not isinstance(data.get("name"), str) or not data["name"]:
@@ -153,7 +159,7 @@ def blueprint(prefix: str) -> Blueprint:
             },
             "name": data["name"],
             "check_suite": {"id": rid + 1},
-            "app": {"id": s.app_id, "slug": s.app_slug, "name": s.app_slug},
+            "app": app_of_request(),
             "pull_requests": [],
             "_repo": repo.full_name,
             "_annotations": [],

@@ -11,7 +11,7 @@ import subprocess
 
 from flask import Blueprint, Response, request
 
-from tests.fakes.github.app import auth_repo, forbid, record, store
+from tests.fakes.github.app import auth_repo, credit, forbid, store
 from tests.fakes.github.reviews import pull_diff_of
 
 _CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}
@@ -39,8 +39,7 @@ def _check_access(owner: str, name: str) -> Response | None:
             "Invalid username or token. Password authentication is not supported for Git "
             "operations."
         )
-    record().auth = f"installation:{token.installation_id}"
-    record().installation_id = token.installation_id
+    credit(token)
     repo = s.repos.get(f"{owner}/{name}")
     if repo is None or not s.token_allows(token, repo):
         return Response("Repository not found.\n", status=404, mimetype="text/plain")

@@ -11,6 +11,7 @@ from flask import Blueprint, Response, request
 
 from tests.fakes.github.app import (
     ApiError,
+    actor_login,
     auth_repo,
     body_json,
     forbid,
@@ -222,7 +223,7 @@ def blueprint(prefix: str) -> Blueprint:
             raise validation_failed("PullRequestReviewComment", "pull_request_review_thread", error)
         review = review_json(repo, pull, "", "COMMENT", commit_id)
         cj = comment_json(
-            repo, pull, review["id"], data, commit_id, diff.files[data["path"]], store().bot_login
+            repo, pull, review["id"], data, commit_id, diff.files[data["path"]], actor_login()
         )
         with s.lock:
             s.reviews[review["id"]] = review

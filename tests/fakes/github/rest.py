@@ -14,6 +14,7 @@ from flask import Blueprint, Response, request
 
 from tests.fakes.github.app import (
     ApiError,
+    actor_login,
     auth_repo,
     authenticate_token,
     body_json,
@@ -251,7 +252,7 @@ def blueprint(prefix: str) -> Blueprint:
             raise validation_failed(
                 "IssueComment", "body", f"Body is too long (maximum is {MAX_BODY} characters)"
             )
-        comment = _issue_comment(repo, number, body, s.bot_login, "NONE")
+        comment = _issue_comment(repo, number, body, actor_login(), "NONE")
         with s.lock:
             s.issue_comments[comment["id"]] = comment
         return json_response(public(comment), status=201)
@@ -278,14 +279,14 @@ def blueprint(prefix: str) -> Blueprint:
                 if (
                     r["_target"] == target
                     and r["content"] == content
-                    and r["user"]["login"] == (s.bot_login)
+                    and r["user"]["login"] == actor_login()
                 ):
                     return json_response(public(r), status=200)
             rid = s.next_id()
             reaction = {
                 "id": rid,
                 "node_id": f"REA_{rid}",
-                "user": s.user(s.bot_login),
+                "user": s.user(actor_login()),
                 "content": content,
                 "created_at": _now(),
                 "_target": target,

@@ -12,6 +12,7 @@ from flask import Response
 
 from tests.fakes.github.app import (
     ApiError,
+    actor_login,
     auth_repo,
     body_json,
     forbid,
@@ -57,7 +58,7 @@ def commit_exists(repo: Repo, sha: Any) -> bool:
 
 
 def _author() -> str:
-    return store().bot_login
+    return actor_login()
 
 
 def comment_json(

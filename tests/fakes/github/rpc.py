@@ -20,6 +20,7 @@ RPC_METHODS = frozenset(
         "info", "env", "add_installation", "create_repo", "push", "force_push", "delete_branch",
         "create_pull", "close_pull", "reopen_pull", "set_draft", "edit_pull",
         "set_permission", "set_clone_url", "add_issue_comment", "add_review", "mint_token",
+        "actions_token", "user_token",
         "expire_tokens", "exhaust_rate_limit", "set_token_lifetime", "fail",
         "fail_secondary_rate_limit", "fail_primary_rate_limit", "clear_faults", "when",
         "requests", "forbidden_requests", "clear_requests", "reviews", "review_comments",

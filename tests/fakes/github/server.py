@@ -38,6 +38,7 @@ from tests.fakes.github.repos import FileMap, RepoHelpers
 from tests.fakes.github.rpc import RPC_METHODS, FakeGitHubClient, add_control
 from tests.fakes.github.shapes import Json
 from tests.fakes.github.store import Installation, Repo, Store
+from tests.fakes.github.users import ACTIONS_LOGIN
 from tests.fakes.keys import new_rsa_pem
 
 __all__ = ["FakeGitHub", "FakeGitHubClient"]
@@ -239,6 +240,15 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
 
     def mint_token(self, installation_id: int) -> str:
         return self.store.mint_token(installation_id, None).value
+
+    def actions_token(self, full_name: str) -> str:
+        """A workflow's ``GITHUB_TOKEN`` for ``full_name``: a plain installation token of
+        GitHub Actions' App (no JWT to trade); what it posts is by ``github-actions[bot]``."""
+        return self.store.plain_token(full_name, "actions", ACTIONS_LOGIN).value
+
+    def user_token(self, full_name: str, login: str = "alice") -> str:
+        """A person's token (what ``gh auth token`` prints) that can see ``full_name``."""
+        return self.store.plain_token(full_name, "user", login).value
 
     def expire_tokens(self, installation_id: int | None = None) -> None:
         """Make the installation tokens minted so far expire now (a token dying mid-task)."""

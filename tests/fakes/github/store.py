@@ -34,6 +34,12 @@ class Token:
     expires_at: float
     #: Repositories the token was narrowed to when minted (None: all of the installation's).
     repos: frozenset[str] | None = None
+    #: ``app``: minted by GitNeural's App with its JWT; ``actions``: a workflow's
+    #: ``GITHUB_TOKEN`` (GitHub Actions' own App); ``user``: a person's token (``gh auth
+    #: token``), which cannot create check runs.
+    kind: str = "app"
+    #: Who what the token posts appears under (None: the App's bot, ``<slug>[bot]``).
+    login: str | None = None
 
 
 @dataclass
@@ -194,6 +200,15 @@ class Store(Shapes):
         )
         with self.lock:
             self.tokens[token.value] = token
+        return token
+
+    def plain_token(self, full_name: str, kind: str, login: str) -> Token:
+        """A token handed to a workflow or a person, not minted with the App's JWT:
+        it reaches ``full_name`` only, and what it posts appears under ``login``."""
+        repo = self.repo(full_name)
+        token = self.mint_token(repo.installation_id, frozenset({repo.name}))
+        with self.lock:
+            token.kind, token.login = kind, login
         return token
 
     def valid_token(self, value: str) -> Token | None:

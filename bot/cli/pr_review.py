@@ -1,0 +1,201 @@
+"""``gitneural review --pr URL|OWNER/REPO#N``: review any pull request from a terminal.
+
+With a token (``GITHUB_TOKEN``, or ``GH_TOKEN``: ``GITHUB_TOKEN=$(gh auth token)``) the
+pull request is read with one API request and its code fetched by git into the mirror
+cache the App uses (``$GITNEURAL_DATA_DIR/token-mirrors``); settings and instructions
+come from its repository's default branch (or ``--config``). The review is printed like
+any CLI review and nothing is written to GitHub. ``--post`` hands the pull request to
+the App's job runner instead, which posts exactly what the App would (one review, found
+again by its marker if it is already there) and the review is printed as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import urllib.parse
+from dataclasses import dataclass
+
+from bot.action.report import RunFailedError, for_a_single_run
+from bot.cli.review_output import render, resolve_effort, write_report
+from bot.config import trusted_config
+from bot.domain.results import Severity
+from bot.envvars import data_dir
+from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
+from bot.gh.client import token_user
+from bot.gh.credentials import github_api_url
+from bot.gh.hosts import api_host_matches
+from bot.gh.mirror import MirrorAuthError
+from bot.gh.pulls import PullInfo, read_pull
+from bot.jobs import ReviewJob
+from bot.llm.settings import LLMSettings
+from bot.render.progress import ProgressLine
+from workers.context import TOKEN_INSTALLATION, WorkerContext
+from workers.jobrun import TransientJobError, run_review_job
+from workers.prchange import PullChange, build_change
+from workers.reviewing import fetch_mirror
+
+_SHORT = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)#([0-9]{1,10})")
+_PATH = re.compile(r"/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pulls?/([0-9]{1,10})(?:/.*)?")
+
+
+@dataclass(frozen=True)
+class PullRef:
+    repo: str
+    number: int
+
+
+def parse_pull_ref(text: str, api_url: str) -> PullRef:
+    """``OWNER/REPO#N`` or the pull request's web address (``…/OWNER/REPO/pull/N``)."""
+    text = text.strip()
+    short = _SHORT.fullmatch(text)
+    if short:
+        return PullRef(f"{short[1]}/{short[2]}", int(short[3]))
+    parts = urllib.parse.urlsplit(text)
+    found = _PATH.fullmatch(parts.path) if parts.scheme in ("http", "https") else None
+    if found is None:
+        shown = text if len(text) <= 80 and text.isprintable() else "(not shown)"
+        raise UsageError(
+            f"--pr takes a pull request's URL or OWNER/REPO#N, not {shown!r} "
+            "(e.g. https://github.com/octo/app/pull/7 or octo/app#7)"
+        )
+    if not api_host_matches(api_url, text):
+        raise UsageError(
+            f"the pull request is on {parts.netloc}, but GITHUB_API_URL is {api_url}: "
+            f"for GitHub Enterprise Server set GITHUB_API_URL=https://{parts.netloc}/api/v3"
+        )
+    return PullRef(f"{found[1]}/{found[2]}", int(found[3]))
+
+
+def _token() -> str:
+    token = (os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or "").strip()
+    if not token:
+        raise ConfigError(
+            "no GitHub token: set GITHUB_TOKEN (for example "
+            "GITHUB_TOKEN=$(gh auth token) gitneural review --pr …)"
+        )
+    return token
+
+
+def _say(text: str) -> None:
+    print(f"gitneural: {text}", file=sys.stderr, flush=True)
+
+
+def run_pr(args: argparse.Namespace) -> int:
+    if args.post and (args.config or args.dry_run):
+        raise UsageError(
+            "--post reviews with the repository's own settings (its default branch): "
+            "drop --config and --dry-run"
+        )
+    api_url = github_api_url(os.environ)
+    ref = parse_pull_ref(args.pr, api_url)
+    token = _token()
+    llm = LLMSettings.from_env()
+    ctx = WorkerContext.for_token(
+        token, api_url, data=data_dir(os.environ), llm=llm, bot_login=None
+    )
+    gh = ctx.github(TOKEN_INSTALLATION)
+    try:
+        pull = read_pull(gh, ref.repo, ref.number)
+        if pull is None:
+            raise GitHubError(
+                f"pull request {ref.repo}#{ref.number} not found: check the reference, or "
+                "the token cannot see that repository",
+                status=404,
+            )
+        if not args.post:
+            return _print(args, ctx, pull)
+        ctx.bot_login = token_user(gh)  # a person's reviews are GitNeural's by the marker
+        return _post(args, ctx, pull)
+    except MirrorAuthError:
+        raise GitHubError(
+            f"GitHub refused the token for a git fetch of {ref.repo}: it needs read access "
+            "to the repository's contents"
+        ) from None
+    except GitHubError as exc:
+        if exc.status == 401:
+            raise GitHubError(
+                "GitHub refused the token (401): set GITHUB_TOKEN to a valid token, "
+                "e.g. GITHUB_TOKEN=$(gh auth token)"
+            ) from None
+        if exc.status == 404 or not exc.transient:
+            raise
+        raise RunFailedError(for_a_single_run(str(exc))) from None
+    except TransientJobError as exc:
+        raise RunFailedError(for_a_single_run(str(exc))) from None
+
+
+def _exit_code(worst: Severity | None, flag: str | None, default: str) -> int:
+    fail_on = Severity(flag or default)
+    return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK
+
+
+def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
+    from bot.cli.dry_run import describe_plan
+    from bot.llm.client import K3Client
+    from bot.review import plan_review, review
+
+    mirror, refs = fetch_mirror(ctx, TOKEN_INSTALLATION, pull)
+    pc: PullChange = build_change(
+        mirror,
+        pull,
+        base_ref=refs.base,
+        default_ref=refs.default,
+        last_reviewed=None,
+        incremental=False,
+    )
+    change = pc.change
+    config = trusted_config(change.trusted, args.config)
+    effort = resolve_effort(args.effort, config)
+    if args.dry_run:
+        plan = plan_review(change, config, effort=effort)
+        write_report(describe_plan(plan, fmt=args.format), args.output)
+        return EXIT_OK
+    settings = LLMSettings.from_env(effort=effort)
+    settings.require_key()
+    progress = ProgressLine(enabled=not args.quiet)
+    try:
+        result = review(change, config, K3Client(settings), on_progress=progress)
+    finally:
+        progress.done()
+    write_report(render(result, change, args.format), args.output)
+    return _exit_code(result.worst(), args.fail_on, config.review.fail_on)
+
+
+def _post(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
+    ctx.llm.require_key()
+    job = ReviewJob(
+        installation_id=TOKEN_INSTALLATION,
+        repo=pull.repo,
+        pr_number=pull.number,
+        head_sha=pull.head_sha,
+        trigger="command",
+        # One review per head, whoever asks and however often.
+        delivery_id=f"cli-{pull.head_sha[:12]}",
+        # Like the App's /review: the flag, else GITNEURAL_REASONING_EFFORT, else settings.
+        effort=args.effort
+        or os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
+        or None,
+        full=True,
+        requested_by=ctx.bot_login,
+    )
+    _say(f"reviewing {pull.repo}#{pull.number} at {pull.head_sha[:12]} with Kimi K3…")
+    progress = ProgressLine(enabled=not args.quiet)
+    ctx.on_progress = progress
+    try:
+        outcome = run_review_job(job, ctx)
+    finally:
+        progress.done()
+    if outcome.status == "failed":
+        raise outcome.error or RunFailedError(outcome.detail)
+    if outcome.result is not None and outcome.pull_change is not None:
+        write_report(render(outcome.result, outcome.pull_change.change, args.format), args.output)
+        _say(f"review posted: {outcome.review_url}")
+        return _exit_code(outcome.result.worst(), args.fail_on, "critical")
+    found = outcome.found
+    where = f": {found.html_url}" if found is not None and found.html_url else ""
+    _say(f"no new review: {outcome.detail}{where}")
+    worst = found.marker.worst if found is not None else None
+    return _exit_code(Severity(worst) if worst else None, args.fail_on, "critical")

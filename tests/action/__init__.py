@@ -1,0 +1,1 @@
+"""The GitHub Action: action.yml, `gitneural action`, the README workflow."""
