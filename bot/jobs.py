@@ -48,6 +48,8 @@ class ReviewJob:
     #: The commenter's ``author_association``, so the worker can also apply the
     #: repository's own ``github.allowed_associations`` from ``.gitneural.toml``.
     author_association: str | None = None
+    #: When the webhook queued it (seconds since the epoch), for the job's duration.
+    queued_at: float | None = None
 
     def __post_init__(self) -> None:
         _check(self)
@@ -80,6 +82,7 @@ _TYPES: Final[dict[str, tuple[type, ...]]] = {
     "comment_id": (int, type(None)),
     "requested_by": (str, type(None)),
     "author_association": (str, type(None)),
+    "queued_at": (float, int, type(None)),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import github
 from github import Auth
 
+from bot.gh.counting import count_github_requests
 from bot.gh.credentials import AppCredentials
 from bot.gh.retry import read_retry
 from bot.gh.tokens import InstallationTokens
@@ -47,6 +48,7 @@ def installation_client(
     default would retry a POST and post a review twice). PyGithub's pacing between
     requests and writes is kept by default: it keeps GitHub's secondary rate limits away.
     """
+    count_github_requests()
     return github.Github(
         auth=_InstallationTokenAuth(tokens, installation_id),
         base_url=creds.api_url,

@@ -38,3 +38,8 @@ class StoreInfo(Base):
     key: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     value: Mapped[str] = mapped_column(sa.Text)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+# The tables of each subject live in a module of their own; importing them here lets
+# Alembic and the model/migration comparison see every table.
+from bot.store import operations as _operations  # noqa: E402, F401
