@@ -55,7 +55,10 @@ class ReviewJob:
         _check(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if data["queued_at"] is None:
+            del data["queued_at"]  # the message stays as it was for a job never timed
+        return data
 
     @classmethod
     def from_dict(cls, d: Any) -> ReviewJob:

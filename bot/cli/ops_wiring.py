@@ -27,7 +27,8 @@ from bot.metrics.exposition import (
     scrape_registry,
     serve_metrics,
 )
-from bot.store import database_url, open_store
+from bot.store import Store, database_url, open_store
+from bot.store.errors import store_errors
 from bot.web.operations import Operations
 from bot.web.status_data import StatusInputs
 from workers import health
@@ -57,7 +58,6 @@ def operate_worker(
 ) -> None:
     """``gitneural worker``'s start, once the store is migrated: metrics (served on
     ``port`` if given), the mirror cap from the start, job records, JSON logs."""
-    check_operator_files()
     if port is not None or multiprocess_dir() is not None:
         prepare_metrics(f"worker-{port}")
     ctx.mirrors.enforce_cap()
@@ -92,7 +92,7 @@ def web_operations(web: WebSettings, settings: WorkerSettings, publisher: Celery
     probes = {
         "broker": lambda: health.check_broker(publisher, settings),
         "state store": lambda: health.check_state_store(settings),
-        "database": store.ping_or_raise,
+        "database": lambda: _ping(store),
     }
     if web.dedupe_url and web.dedupe_url != settings.state_url:
         url = web.dedupe_url
@@ -105,6 +105,11 @@ def web_operations(web: WebSettings, settings: WorkerSettings, publisher: Celery
         mirror_max_bytes=max_bytes_from_env(env),
     )
     return Operations(probes=probes, queue_depths=depths, admin_token=token, status=status)
+
+
+def _ping(store: Store) -> None:
+    with store_errors(store.url):
+        store.ping()
 
 
 def serve_worker_metrics(host: str, port: int, app: Celery, settings: WorkerSettings) -> None:

@@ -204,10 +204,11 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.cli.ops_wiring import operate_worker
+    from bot.cli.ops_wiring import check_operator_files, operate_worker
     from workers.app import create_celery
     from workers.settings import WorkerSettings
 
+    check_operator_files()
     settings = WorkerSettings.from_env()
     overrides = {"pool": args.pool, "concurrency": args.concurrency}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})

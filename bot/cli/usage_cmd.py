@@ -101,7 +101,8 @@ def render_text(month: str, lines: list[Line]) -> str:
     out = [f"Model usage in {month} (budgets reset on {resets})"]
     if not lines:
         return out[0] + "\nNo usage recorded.\n"
-    table = [("installation", "repository", "prompt", "cached", "completion", "tokens",
+    table: list[tuple[str, ...]] = [("installation", "repository", "prompt", "cached",
+              "completion", "tokens",
               "requests", "budget", "share")]  # fmt: skip
     for line in lines:
         c = line.counts

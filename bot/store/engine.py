@@ -116,13 +116,6 @@ class Store:
         with self.engine.connect() as connection:
             connection.execute(sa.text("SELECT 1"))
 
-    def ping_or_raise(self) -> None:
-        """:meth:`ping`, failing as one :class:`~bot.errors.StoreError` line."""
-        from bot.store.errors import store_errors
-
-        with store_errors(self.url):
-            self.ping()
-
     def close(self) -> None:
         self.engine.dispose()
 

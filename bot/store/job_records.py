@@ -11,10 +11,10 @@ from typing import Final
 
 import sqlalchemy as sa
 
+from bot.store.base import utcnow
 from bot.store.engine import Store
 from bot.store.errors import store_errors
 from bot.store.operations import JobRecord
-from bot.store.schema import utcnow
 
 #: How long rows are kept, and how often (in rows written by a process) old ones go.
 KEEP: Final = dt.timedelta(days=30)

@@ -16,7 +16,7 @@ import datetime as dt
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from bot.store.schema import Base, utcnow
+from bot.store.base import Base, utcnow
 
 
 class UsageRecord(Base):

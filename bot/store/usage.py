@@ -17,10 +17,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from bot.budgets import Scope, month_of
+from bot.store.base import utcnow
 from bot.store.engine import Store
 from bot.store.errors import store_errors
 from bot.store.operations import BudgetNotice, UsageRecord
-from bot.store.schema import utcnow
 from bot.usage import Usage
 
 _KEY = ("month", "installation_id", "repo", "pr_number", "kind")
