@@ -24,13 +24,19 @@ from pathlib import Path
 from typing import Final
 
 from bot import metrics
-from bot.errors import ConfigError
+from bot.errors import ConfigError, GitError
 
 log = logging.getLogger("gitneural.mirror")
 
 MAX_BYTES_ENV: Final = "GITNEURAL_MIRROR_MAX_BYTES"
 _SIZE: Final = re.compile(r"(\d+)\s*([KMGT]i?B?|B)?", re.IGNORECASE)
 _UNITS: Final = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+class MirrorLeaseBusyError(GitError):
+    """An eviction held the mirror for longer than the lock timeout (retried later)."""
+
+    transient = True
 
 
 def max_bytes_from_env(env: Mapping[str, str]) -> int | None:
@@ -78,9 +84,7 @@ def leased(mirror: Path, timeout_s: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    from bot.gh.mirror import MirrorBusyError
-
-                    raise MirrorBusyError(
+                    raise MirrorLeaseBusyError(
                         f"the mirror {mirror.name} stayed locked for {timeout_s:g}s; "
                         "it is retried later"
                     ) from None

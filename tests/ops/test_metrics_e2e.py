@@ -12,11 +12,11 @@ K3 stub saw: reviews posted, requests by status, tokens by kind. A prefork worke
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from pathlib import Path
 
 from bot.gh.mirror_lru import tree_bytes
-from tests.fakes.k3 import K3Stub, Reply
+from tests.fakes.k3 import Reply
+from tests.support.ops import deliver, model_totals, served
 from tests.support.scrape import Scrape, scrape, statuses
 from tests.support.services import (
     REDIS_URL,
@@ -29,32 +29,13 @@ from tests.support.services import (
     make_job,
     outcomes,
     require_redis,
-    start_serve,
     unique_prefix,
     wait_for,
     worker_ready,
 )
-from tests.support.webhooks import encode, headers_for, http_post
 from workers.app import create_celery
 from workers.queue import CeleryJobQueue
 from workers.settings import WorkerSettings
-
-
-def deliver(address: str, event: str, payload: object, delivery: str, **kw: str) -> int:
-    body = encode(payload)
-    return http_post(
-        address, "/webhook", body, headers_for(event, body, delivery=delivery, **kw)
-    ).status
-
-
-def model_totals(stub: K3Stub) -> dict[str, float]:
-    totals: Counter[str] = Counter()
-    for request in stub.chat_requests:
-        usage = request.usage or {}
-        totals["prompt"] += usage.get("prompt_tokens", 0)
-        totals["cached"] += usage.get("cached_tokens", 0)
-        totals["completion"] += usage.get("completion_tokens", 0)
-    return {kind: float(n) for kind, n in totals.items()}
 
 
 def check_model_and_github(m: Scrape, w: AppWorld) -> None:
@@ -77,8 +58,8 @@ def test_serve_metrics_agree_with_the_fakes(tmp_path: Path) -> None:
             tmp_path / "data", GITNEURAL_BROKER_URL=REDIS_URL, GITNEURAL_QUEUE_PREFIX=prefix
         )
         try:
-            proc, address = start_serve(env, tmp_path / "serve.log", "--worker", "--workers", "2")
-            with proc:
+            serve = served(env, tmp_path / "serve.log", "--worker", "--workers", "2")
+            with serve as (proc, address):
                 worker_ready(proc)
                 # Three pull requests reviewed; the first delivery comes twice.
                 first = [w.new_pull() for _ in range(3)]
