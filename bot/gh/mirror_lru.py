@@ -146,6 +146,8 @@ def enforce_cap(root: Path, max_bytes: int | None) -> int:
         ):
             if not (free and idle):
                 continue  # in use: never evicted
+            if not mirror.path.exists():
+                continue  # another worker evicted it since we looked
             shutil.rmtree(mirror.path, ignore_errors=True)
         total -= mirror.size
         evicted += 1
