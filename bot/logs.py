@@ -90,6 +90,8 @@ def configure_logging(level: int, env: Mapping[str, str] | None = None) -> str:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(make_formatter(fmt))
     logging.basicConfig(level=level, handlers=[handler])
+    if fmt == "json":
+        logging.captureWarnings(True)  # a warning is a log line too, not free text
     return fmt
 
 

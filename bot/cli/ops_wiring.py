@@ -55,16 +55,17 @@ def operate_serve(port: int) -> None:
 
 def operate_worker(
     app: Celery, settings: WorkerSettings, ctx: WorkerContext, host: str, port: int | None
-) -> None:
+) -> list[str]:
     """``gitneural worker``'s start, once the store is migrated: metrics (served on
-    ``port`` if given), the mirror cap from the start, job records, JSON logs."""
+    ``port`` if given), the mirror cap from the start, job records, JSON logs; returns
+    Celery's options to put before ``worker``."""
     if port is not None or multiprocess_dir() is not None:
         prepare_metrics(f"worker-{port}")
     ctx.mirrors.enforce_cap()
     record_jobs_in(database_url(os.environ))
     if port is not None:
         serve_worker_metrics(host, port, app, settings)
-    json_logs_in_celery()
+    return json_logs_in_celery()
 
 
 def check_operator_files(env: Mapping[str, str] | None = None) -> None:
@@ -118,10 +119,11 @@ def serve_worker_metrics(host: str, port: int, app: Celery, settings: WorkerSett
     serve_metrics(host, port, scrape_registry([collector]))
 
 
-def json_logs_in_celery() -> None:
-    """A Celery worker sets up logging itself: give its handlers the JSON format."""
+def json_logs_in_celery() -> list[str]:
+    """A Celery worker sets up logging itself: give its handlers the JSON format, and
+    leave out its start-up banner (printed, not logged); Celery's options for that."""
     if log_format() != "json":
-        return
+        return []
     from celery.signals import after_setup_logger, after_setup_task_logger
 
     def reformat(logger: logging.Logger, **_: Any) -> None:
@@ -129,6 +131,7 @@ def json_logs_in_celery() -> None:
 
     after_setup_logger.connect(reformat, weak=False)
     after_setup_task_logger.connect(reformat, weak=False)
+    return ["--quiet"]
 
 
 def gunicorn_log_config(level: str) -> dict[str, Any] | None:

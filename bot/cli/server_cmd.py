@@ -215,10 +215,11 @@ def run_worker(args: argparse.Namespace) -> int:
     ctx = _check_worker_env()
     log.info("%s", upgrade_store())
     app = create_celery(settings)
-    operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
+    celery_args = operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
     names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
     label = "-".join(args.queues)
     argv = [
+        *celery_args,
         "worker",
         f"--pool={settings.pool}",
         f"--concurrency={settings.concurrency}",

@@ -11,6 +11,7 @@ install them, except under ``CI=true``, where it fails. Screenshots go to
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -61,7 +62,9 @@ def _unavailable(reason: str) -> None:
 
 def ensure_chromium() -> None:
     """Install ``chromium`` and ``chromium-driver`` if they are missing (root only)."""
-    with _install_lock:
+    # One installer at a time, across pytest-xdist's processes too (apt holds a lock).
+    with _install_lock, Path(tempfile.gettempdir(), "gitneural-chromium.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if CHROMIUM.exists() and CHROMEDRIVER.exists():
             return
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
