@@ -149,7 +149,13 @@ class MirrorCache:
     def lease(self, installation_id: int, clone_url: str) -> Iterator[None]:
         """Hold the repository's mirror in use (never evicted meanwhile) for the block:
         a job takes it before it fetches and keeps it until it has posted."""
-        path = self.path_for(installation_id, clone_url)
+        try:
+            path: Path | None = self.path_for(installation_id, clone_url)
+        except (MirrorError, ValueError):
+            path = None
+        if path is None:
+            yield  # a URL the cache cannot name is refused by fetch(), with its reason
+            return
         with mirror_lru.leased(path, self.lock_timeout_s):
             yield
         self.enforce_cap()

@@ -14,6 +14,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
+
 from bot.gh.mirror_lru import tree_bytes
 from tests.fakes.k3 import Reply
 from tests.support.ops import deliver, model_totals, served
@@ -50,6 +52,7 @@ def check_model_and_github(m: Scrape, w: AppWorld) -> None:
     )
 
 
+@pytest.mark.redis
 def test_serve_metrics_agree_with_the_fakes(tmp_path: Path) -> None:
     client = require_redis()
     prefix = unique_prefix()
