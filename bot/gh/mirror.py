@@ -20,7 +20,7 @@ import shutil
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pygit2
@@ -156,9 +156,13 @@ class MirrorCache:
         if path is None:
             yield  # a URL the cache cannot name is refused by fetch(), with its reason
             return
-        with mirror_lru.leased(path, self.lock_timeout_s):
-            yield
-        self.enforce_cap()
+        try:
+            with mirror_lru.leased(path, self.lock_timeout_s):
+                yield
+        finally:
+            # A failed review frees its mirror too: the cap holds whenever nothing runs.
+            with suppress(OSError):
+                self.enforce_cap()
 
     def enforce_cap(self) -> int:
         """Evict down to ``max_bytes`` (mirrors not in use, least recently used first);
