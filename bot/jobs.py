@@ -48,12 +48,17 @@ class ReviewJob:
     #: The commenter's ``author_association``, so the worker can also apply the
     #: repository's own ``github.allowed_associations`` from ``.gitneural.toml``.
     author_association: str | None = None
+    #: When the webhook queued it (seconds since the epoch), for the job's duration.
+    queued_at: float | None = None
 
     def __post_init__(self) -> None:
         _check(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if data["queued_at"] is None:
+            del data["queued_at"]  # the message stays as it was for a job never timed
+        return data
 
     @classmethod
     def from_dict(cls, d: Any) -> ReviewJob:
@@ -80,6 +85,7 @@ _TYPES: Final[dict[str, tuple[type, ...]]] = {
     "comment_id": (int, type(None)),
     "requested_by": (str, type(None)),
     "author_association": (str, type(None)),
+    "queued_at": (float, int, type(None)),
 }
 
 

@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import github
 import pygit2
 
+from bot.budgets import Budgets, load_budgets
 from bot.envvars import data_dir, env_bool, env_float
 from bot.gh.client import api_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.mirror import MirrorCache
+from bot.gh.mirror_lru import max_bytes_from_env
 from bot.gh.pulls import PullInfo
 from bot.gh.tokens import InstallationTokens, PlainToken, TokenSource
 from bot.llm.settings import LLMSettings
 from bot.llm.types import Progress
+from bot.store import Store, database_url, open_store
 from workers.prchange import MirrorRefs
 
 #: The installation id a token given to GitNeural stands for: it reaches what the token
@@ -56,6 +59,11 @@ class WorkerContext:
     review_seconds: float | None = None
     #: Seconds before a GitHub request without an answer is given up.
     github_timeout: int = 30
+    #: Monthly token caps (``GITNEURAL_BUDGETS_FILE``); none by default.
+    budgets: Budgets = field(default_factory=Budgets)
+    #: Where model usage and budget notices are recorded; ``None``: nowhere (tests, and
+    #: runs with a token given to GitNeural).
+    store: Store | None = None
     #: The GitHub API (``creds.api_url`` when there are App credentials).
     api_url: str = ""
     #: Tried before the mirror is fetched: see :data:`LocalCode`.
@@ -87,8 +95,10 @@ class WorkerContext:
         """``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY[_PATH]``, ``GITHUB_API_URL``,
         ``KIMI_API_KEY``/``KIMI_BASE_URL``/``GITNEURAL_MODEL``, ``GITNEURAL_DATA_DIR``
         ``GITNEURAL_BOT_LOGIN``, ``GITNEURAL_GITHUB_PACING`` (false: no pause between
-        GitHub requests) and ``GITNEURAL_REVIEW_SECONDS``. A missing model key fails each
-        job with a check run saying so, rather than the worker refusing to start."""
+        GitHub requests), ``GITNEURAL_REVIEW_SECONDS``, ``GITNEURAL_MIRROR_MAX_BYTES``,
+        ``GITNEURAL_BUDGETS_FILE`` and the store's ``GITNEURAL_DATABASE_URL``. A missing
+        model key fails each job with a check run saying so, rather than the worker
+        refusing to start."""
         env = os.environ if env is None else env
         creds = AppCredentials.from_env(env)
         data = data_dir(env)
@@ -96,12 +106,14 @@ class WorkerContext:
         return cls(
             creds=creds,
             tokens=InstallationTokens(creds),
-            mirrors=MirrorCache(data / "mirrors"),
+            mirrors=MirrorCache(data / "mirrors", max_bytes=max_bytes_from_env(env)),
             llm=LLMSettings.from_env(env),
             data_dir=data,
             bot_login=env.get("GITNEURAL_BOT_LOGIN", "").strip() or None,
             github_pacing=env_bool(env, "GITNEURAL_GITHUB_PACING", True),
             review_seconds=review_seconds if review_seconds > 0 else None,
+            budgets=load_budgets(env),
+            store=open_store(database_url(env)),
         )
 
     @classmethod

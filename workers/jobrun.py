@@ -44,10 +44,12 @@ from workers.publish import Publication, check_output, publish
 from workers.reviewing import (
     QUOTA_MARKER,
     fetch_mirror,
+    pull_change,
     quota_notice_due,
     review_change,
     settings_gate,
 )
+from workers.spend import budget_check, tell_budget_spent
 
 __all__ = [
     "JobOutcome",
@@ -59,7 +61,7 @@ __all__ = [
 
 log = logging.getLogger("gitneural.worker")
 
-Status = Literal["posted", "nothing-new", "skipped", "superseded", "gone", "failed"]
+Status = Literal["posted", "nothing-new", "skipped", "budget", "superseded", "gone", "failed"]
 AUTOMATIC = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
 #: Triggers that review only what changed since the last review (unless ``full``).
 INCREMENTAL = frozenset({"synchronize", "command"})
@@ -182,6 +184,12 @@ class _JobRun:
         done = self._already_done(pull.head_sha)
         if done is not None:
             return done
+        # Held until the review is posted: the mirror cache's cap never evicts it meanwhile.
+        with self.ctx.mirrors.lease(job.installation_id, pull.clone_url):
+            return self._review(pull)
+
+    def _review(self, pull: PullInfo) -> JobOutcome:
+        job = self.job
         try:
             mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)
         except MirrorNotFoundError as exc:
@@ -192,10 +200,18 @@ class _JobRun:
         gate = settings_gate(job, pull, mirror, refs, self.ctx.config_path)
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
-        self.check.start(pull.head_sha)
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
-        pc, result = review_change(self.ctx, job, pull, mirror, refs, gate, last, incremental)
+        pc, refused = budget_check(
+            self.ctx, job, gate, lambda: pull_change(mirror, pull, refs, last, incremental)
+        )
+        if refused is not None:
+            note = tell_budget_spent(self.ctx, job, self.check, pull.head_sha, refused)
+            return JobOutcome("budget", detail=note)
+        self.check.start(pull.head_sha)
+        pc, result = review_change(
+            self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc
+        )
         if result is None:
             since = (pc.since or "")[:12]
             self.check.close(

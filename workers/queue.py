@@ -11,6 +11,7 @@ is harmless: GitHub keeps one ``eyes`` per user.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 import kombu.exceptions
@@ -51,6 +52,8 @@ class CeleryJobQueue:
         except PRStateError as exc:
             raise QueueError(str(exc)) from None
         payload = job.to_dict()
+        if payload.get("queued_at") is None:
+            payload["queued_at"] = time.time()  # the job's duration starts at the delivery
         # Shown in worker logs instead of the whole job (and cheaper than Celery's repr).
         label = f"{job.repo}#{job.pr_number} {job.trigger} delivery={job.delivery_id}"
         try:

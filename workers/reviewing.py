@@ -22,6 +22,7 @@ from bot.llm.client import K3Client
 from bot.review import review
 from workers.context import WorkerContext
 from workers.prchange import MirrorRefs, PullChange, build_change
+from workers.spend import usage_recorder
 
 QUOTA_MARKER = "<!-- gitneural:notice quota -->"
 
@@ -95,10 +96,41 @@ def review_change(
     config: Config,
     last_reviewed: str | None,
     incremental: bool,
+    *,
+    pc: PullChange | None = None,
 ) -> tuple[PullChange, ReviewResult | None]:
     """Review the PR (or what changed since ``last_reviewed``) with K3; no result when an
-    incremental review finds nothing changed in the PR's files."""
-    pc = build_change(
+    incremental review finds nothing changed in the PR's files. ``pc``: the change, if
+    it was built already (for the budget's estimate)."""
+    if pc is None:
+        pc = pull_change(mirror, pull, refs, last_reviewed, incremental)
+    if pc.since is not None and not pc.change.diff.files:
+        return pc, None
+    effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
+    settings = dataclasses.replace(ctx.llm, effort=effort)
+    deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
+    client = K3Client(settings, on_usage=usage_recorder(ctx, job, "review"))
+    result = review(
+        pc.change,
+        config,
+        client,
+        deadline=deadline,
+        changed_last=pc.changed_last,
+        on_progress=ctx.on_progress,
+    )
+    return pc, result
+
+
+def pull_change(
+    mirror: pygit2.Repository,
+    pull: PullInfo,
+    refs: MirrorRefs,
+    last_reviewed: str | None,
+    incremental: bool,
+) -> PullChange:
+    """The change a review of ``pull`` looks at: the whole PR, or what changed since
+    ``last_reviewed``."""
+    return build_change(
         mirror,
         pull,
         base_ref=refs.base,
@@ -106,20 +138,6 @@ def review_change(
         last_reviewed=last_reviewed,
         incremental=incremental,
     )
-    if pc.since is not None and not pc.change.diff.files:
-        return pc, None
-    effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
-    settings = dataclasses.replace(ctx.llm, effort=effort)
-    deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
-    result = review(
-        pc.change,
-        config,
-        K3Client(settings),
-        deadline=deadline,
-        changed_last=pc.changed_last,
-        on_progress=ctx.on_progress,
-    )
-    return pc, result
 
 
 def quota_notice_due(

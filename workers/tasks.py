@@ -28,7 +28,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
-from workers import jobrun, limits
+from workers import job_ledger, jobrun, limits
 from workers.backoff import backoff_delay, retry_after_of
 from workers.context import WorkerContext
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
@@ -68,6 +68,7 @@ def _report(job: ReviewJob | None, status: str, review_id: int | None, detail: s
         review_id or "-",
         detail[:300],
     )
+    job_ledger.job_ended("review", job, status, detail)
     return {"status": status, "review_id": review_id, "detail": detail}
 
 
@@ -97,7 +98,8 @@ def register_tasks(app: Celery, settings: WorkerSettings) -> Runtime:
     def review(
         self: Task[Any, Any], job: dict[str, Any], seq: int | None = None, faults: int = 0
     ) -> Result:
-        return _run_review(self, runtime, job, seq, faults)
+        with job_ledger.job_scope(job, self.request.id):
+            return _run_review(self, runtime, job, seq, faults)
 
     @app.task(
         name=EYES_TASK,
@@ -110,7 +112,8 @@ def register_tasks(app: Celery, settings: WorkerSettings) -> Runtime:
         **eyes_limits,
     )
     def eyes(self: Task[Any, Any], job: dict[str, Any], faults: int = 0) -> Result:
-        return _run_eyes(self, runtime, job, faults)
+        with job_ledger.job_scope(job, self.request.id):
+            return _run_eyes(self, runtime, job, faults)
 
     return runtime
 
@@ -132,6 +135,7 @@ def _retry(
     log.warning(
         "review job %s fault=%d retry_in=%.0fs reason=%s", describe(job), faults + 1, delay, exc
     )
+    job_ledger.job_ended("review", job, "retried", str(exc))
     raise task.retry(kwargs={"job": raw, "seq": seq, "faults": faults + 1}, countdown=delay)
 
 
@@ -264,14 +268,19 @@ def _run_eyes(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], fault
     try:
         job = ReviewJob.from_dict(raw)
     except JobError as exc:
-        return _report(None, "failed", None, str(exc))
+        log.warning("eyes reaction job=invalid failed: %s", exc)
+        job_ledger.job_ended("eyes", None, "failed", str(exc))
+        return {"status": "failed", "detail": str(exc)}
     try:
         jobrun.add_eyes_reaction(job, runtime.context())
     except GitNeuralError as exc:
         if not getattr(exc, "transient", False) or faults >= EYES_MAX_RETRIES:
             log.warning("eyes reaction %s failed: %s", describe(job), exc)
+            job_ledger.job_ended("eyes", job, "failed", str(exc))
             return {"status": "failed", "detail": str(exc)}
         delay = backoff_delay(faults, 2.0, 60.0, retry_after_of(exc))
+        job_ledger.job_ended("eyes", job, "retried", str(exc))
         raise task.retry(kwargs={"job": raw, "faults": faults + 1}, countdown=delay) from None
     log.info("eyes reaction %s added", describe(job))
+    job_ledger.job_ended("eyes", job, "reacted", "")
     return {"status": "reacted"}

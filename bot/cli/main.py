@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from bot import __version__
 from bot.errors import EXIT_USAGE, GitNeuralError
+from bot.logs import configure_logging
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -30,25 +31,23 @@ def _build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="log more (repeat for debug)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from bot.cli import action_cmd, db_cmd, hook_cmd, review_cmd, server_cmd
+    from bot.cli import action_cmd, db_cmd, hook_cmd, review_cmd, server_cmd, usage_cmd
 
     review_cmd.add_parser(commands)
     hook_cmd.add_parser(commands)
     server_cmd.add_parser(commands)
     db_cmd.add_parser(commands)
     action_cmd.add_parser(commands)
+    usage_cmd.add_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     run: Runner = args.run
     try:
+        configure_logging(logging.WARNING - 10 * min(args.verbose, 2))
         return run(args)
     except GitNeuralError as exc:
         print(f"gitneural: error: {exc}", file=sys.stderr)

@@ -33,6 +33,8 @@ from bot.cli.db_cmd import upgrade_store
 if TYPE_CHECKING:
     import flask
 
+    from workers.context import WorkerContext
+
 log = logging.getLogger("gitneural.serve")
 
 QUEUES: Final = ("reviews", "fast")
@@ -85,6 +87,8 @@ def add_parser(commands: Any) -> None:
     worker.add_argument(
         "--pool", choices=("threads", "prefork", "solo"), help="Celery pool (default threads)"
     )
+    worker.add_argument("--metrics-port", type=_positive, help="serve /metrics on this port")
+    worker.add_argument("--metrics-host", default="127.0.0.1", help="its address (127.0.0.1)")
     worker.set_defaults(run=run_worker)
 
 
@@ -107,6 +111,7 @@ def _queues(raw: str) -> tuple[str, ...]:
 
 def wsgi_app() -> flask.Flask:
     """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
+    from bot.cli.ops_wiring import web_operations
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
     from workers.app import create_publisher
@@ -115,12 +120,19 @@ def wsgi_app() -> flask.Flask:
 
     web = WebSettings.from_env()
     settings = WorkerSettings.from_env()
-    return create_app(web, CeleryJobQueue(create_publisher(settings), settings))
+    publisher = create_publisher(settings)
+    operations = web_operations(web, settings, publisher)
+    return create_app(web, CeleryJobQueue(publisher, settings), operations=operations)
 
 
 def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
+    from bot.cli.ops_wiring import gunicorn_log_config
+
     host = f"[{args.host}]" if ":" in args.host else args.host
+    level = "debug" if args.verbose > 1 else "info"
+    log_config = gunicorn_log_config(level)
     return {
+        **({"logconfig_dict": log_config} if log_config else {}),
         "bind": f"{host}:{args.port}",
         "workers": args.workers,
         # gthread keeps slow clients and keep-alive connections from tying up a worker;
@@ -133,7 +145,7 @@ def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
         "proc_name": "gitneural-web",
         "errorlog": "-",
         "accesslog": None,
-        "loglevel": "debug" if args.verbose > 1 else "info",
+        "loglevel": level,
         # gunicorn >= 25.1 opens a control socket at one path per user: two servers on a
         # host would fight over it, and nothing here uses it.
         "control_socket_disable": True,
@@ -163,11 +175,13 @@ def _run_gunicorn(options: dict[str, Any]) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from bot.cli.ops_wiring import operate_serve
     from bot.web.settings import WebSettings
     from workers.settings import WorkerSettings
 
     WebSettings.from_env()  # refuses to start without GITHUB_WEBHOOK_SECRET (exit 2)
     settings = WorkerSettings.from_env()
+    operate_serve(args.port)
     log.info("%s", upgrade_store())
     with_worker = settings.embedded_broker if args.worker is None else args.worker
     if not with_worker:
@@ -190,18 +204,22 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from bot.cli.ops_wiring import check_operator_files, operate_worker
     from workers.app import create_celery
     from workers.settings import WorkerSettings
 
+    check_operator_files()
     settings = WorkerSettings.from_env()
     overrides = {"pool": args.pool, "concurrency": args.concurrency}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})
-    _check_worker_env()
+    ctx = _check_worker_env()
     log.info("%s", upgrade_store())
     app = create_celery(settings)
+    celery_args = operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
     names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
     label = "-".join(args.queues)
     argv = [
+        *celery_args,
         "worker",
         f"--pool={settings.pool}",
         f"--concurrency={settings.concurrency}",
@@ -217,13 +235,13 @@ def run_worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_worker_env() -> None:
+def _check_worker_env() -> WorkerContext:
     # Fail at start, with the variable to fix, rather than on every job; and import the
     # job runner now, so a broken install stops the worker instead of failing each job.
     import workers.jobrun  # noqa: F401
     from workers.context import WorkerContext
 
-    WorkerContext.from_env()
+    return WorkerContext.from_env()
 
 
 # -- the supervisor ----------------------------------------------------------------------

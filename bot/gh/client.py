@@ -7,6 +7,7 @@ import github
 from github import Auth
 
 from bot.errors import GitHubError
+from bot.gh.counting import count_github_requests
 from bot.gh.credentials import AppCredentials
 from bot.gh.errors import github_errors
 from bot.gh.retry import read_retry
@@ -73,6 +74,7 @@ def api_client(
 ) -> github.Github:
     """:func:`installation_client` on ``api_url``, for tokens that need no App (a
     workflow's ``GITHUB_TOKEN``, a person's token)."""
+    count_github_requests()
     return github.Github(
         auth=_InstallationTokenAuth(tokens, installation_id),
         base_url=api_url,

@@ -20,12 +20,13 @@ import shutil
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pygit2
 
 from bot.errors import GitError
+from bot.gh import mirror_lru
 from bot.gh.hosts import api_host_matches
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -134,10 +135,39 @@ def _classify(message: str) -> type[MirrorError]:
 
 
 class MirrorCache:
-    def __init__(self, root: Path, *, lock_timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, root: Path, *, lock_timeout_s: float = 600.0, max_bytes: int | None = None
+    ) -> None:
         self.root = root
         self.lock_timeout_s = lock_timeout_s
+        #: ``GITNEURAL_MIRROR_MAX_BYTES``: least recently used mirrors not in use are
+        #: evicted after each fetch and each use (:mod:`bot.gh.mirror_lru`).
+        self.max_bytes = max_bytes
         _set_network_timeouts()
+
+    @contextmanager
+    def lease(self, installation_id: int, clone_url: str) -> Iterator[None]:
+        """Hold the repository's mirror in use (never evicted meanwhile) for the block:
+        a job takes it before it fetches and keeps it until it has posted."""
+        try:
+            path: Path | None = self.path_for(installation_id, clone_url)
+        except (MirrorError, ValueError):
+            path = None
+        if path is None:
+            yield  # a URL the cache cannot name is refused by fetch(), with its reason
+            return
+        try:
+            with mirror_lru.leased(path, self.lock_timeout_s):
+                yield
+        finally:
+            # A failed review frees its mirror too: the cap holds whenever nothing runs.
+            with suppress(OSError):
+                self.enforce_cap()
+
+    def enforce_cap(self) -> int:
+        """Evict down to ``max_bytes`` (mirrors not in use, least recently used first);
+        the bytes the cache holds."""
+        return mirror_lru.enforce_cap(self.root, self.max_bytes)
 
     def path_for(self, installation_id: int, clone_url: str) -> Path:
         """Where the mirror of ``clone_url`` for this installation lives."""
@@ -188,6 +218,7 @@ class MirrorCache:
                 raise MirrorNotFoundError(
                     f"{name} has no {', '.join(missing)}: the branch or pull request is gone"
                 )
+            self.enforce_cap()  # this mirror is locked: only others can go
         return pygit2.Repository(str(path))
 
     @staticmethod

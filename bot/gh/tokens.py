@@ -16,6 +16,7 @@ import requests
 from github import Auth, GithubException, GithubIntegration
 from urllib3.exceptions import MaxRetryError
 
+from bot.gh.counting import count_github_requests
 from bot.gh.credentials import AppCredentials
 from bot.gh.errors import GitHubAuthError
 from bot.gh.log_filter import guard_pygithub_logs
@@ -64,6 +65,7 @@ class InstallationTokens:
         self._cache: dict[int, tuple[str, float]] = {}
         self._integration: GithubIntegration | None = None
         guard_pygithub_logs()
+        count_github_requests()
 
     def get(self, installation_id: int) -> str:
         with self._lock:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from bot import metrics
 from bot.effort import Effort
 from bot.errors import (
     ModelError,
@@ -46,8 +47,12 @@ class K3Client:
     Thread-safe: parallel review groups may share one client; ``usage`` sums them all.
     """
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(
+        self, settings: LLMSettings, *, on_usage: Callable[[Usage], None] | None = None
+    ) -> None:
         self.settings = settings
+        #: Told each answered request's tokens (the workers record them per PR and kind).
+        self.on_usage = on_usage
         self.model = settings.model
         self.effort: Effort = settings.effort
         self.usage = Usage()
@@ -162,13 +167,17 @@ class K3Client:
             request["tools"] = cast(Any, tools)
             request["tool_choice"] = tool_choice
         failure: ModelError | RetryableFailure
+        status = "200"  # the HTTP status, for the metrics; a broken stream was a 200
         try:
             if stream:
-                return self._streamed(request, deadline, progress, attempt)
-            return self._single(request)
+                turn = self._streamed(request, deadline, progress, attempt)
+            else:
+                turn = self._single(request)
         except openai.APIStatusError as exc:
+            status = str(exc.status_code)
             failure = status_failure(exc.status_code, exc.body, exc.response.headers, self._ctx)
         except openai.APIConnectionError as exc:  # includes timeouts and resets
+            status = "network"
             failure = connection_failure(exc, self._ctx)
         except openai.APIResponseValidationError:
             failure = cut_failure(self._ctx, "the answer was not a chat completion")
@@ -176,6 +185,15 @@ class K3Client:
             failure = stream_error_failure(exc.body, self._ctx)
         except ValueError:  # a chunk that is not JSON
             failure = cut_failure(self._ctx, "the stream held malformed data")
+        except ModelTimeoutError:
+            metrics.model_request(status)
+            raise
+        else:
+            metrics.model_request(status, turn.usage)
+            if self.on_usage is not None:
+                self.on_usage(turn.usage)
+            return turn
+        metrics.model_request(status)
         raise failure from None  # from None: SDK errors may quote what the server echoed
 
     def _streamed(

@@ -11,23 +11,11 @@ from __future__ import annotations
 import datetime as dt
 
 import sqlalchemy as sa
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from bot.store.base import NAMING, Base, utcnow
 
-
-class Base(DeclarativeBase):
-    metadata = sa.MetaData(naming_convention=NAMING)
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+__all__ = ["NAMING", "Base", "StoreInfo", "utcnow"]
 
 
 class StoreInfo(Base):
@@ -38,3 +26,8 @@ class StoreInfo(Base):
     key: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     value: Mapped[str] = mapped_column(sa.Text)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+# The tables of each subject live in a module of their own; importing them here lets
+# Alembic and the model/migration comparison see every table.
+from bot.store import operations as _operations  # noqa: E402, F401

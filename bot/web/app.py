@@ -26,6 +26,7 @@ from bot.text import loggable
 from bot.web import signature
 from bot.web.deliveries import DeliveryLog, DeliveryLogError, open_delivery_log
 from bot.web.events import Decision, route
+from bot.web.operations import Operations, install_operations
 from bot.web.payload import PayloadError, parse
 from bot.web.settings import WebSettings
 
@@ -35,10 +36,16 @@ Answer = tuple[flask.Response, int]
 
 
 def create_app(
-    settings: WebSettings, queue: JobQueue, *, deliveries: DeliveryLog | None = None
+    settings: WebSettings,
+    queue: JobQueue,
+    *,
+    deliveries: DeliveryLog | None = None,
+    operations: Operations | None = None,
 ) -> flask.Flask:
-    """The Flask app; ``deliveries`` defaults to :func:`open_delivery_log` (``settings``)."""
+    """The Flask app; ``deliveries`` defaults to :func:`open_delivery_log` (``settings``);
+    ``operations``: readiness probes, queue depths and the status page's sources."""
     app = flask.Flask(__name__)
+    install_operations(app, operations or Operations())
     # Werkzeug refuses a Content-Length over the limit unread, but silently truncates a
     # chunked body at the limit: allow one byte more and refuse a body that used it.
     cap = settings.max_body_bytes

@@ -37,7 +37,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("bot", "bot.errors", "bot.text", "bot.effort", "bot.usage", "bot.retry_after", "prompts"),
     ),
     ("vocabulary: the diff, the change, the results", ("bot.domain",)),
-    ("settings and jobs", ("bot.config", "bot.envvars", "bot.jobs")),
+    (
+        "settings and jobs, budgets, metrics and log lines",
+        ("bot.config", "bot.envvars", "bot.jobs", "bot.budgets", "bot.metrics", "bot.logs"),
+    ),
     ("git and the model client", ("bot.git", "bot.llm")),
     ("the review core", (CORE,)),
     ("output", ("bot.render",)),

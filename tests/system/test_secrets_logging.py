@@ -35,6 +35,8 @@ import pytest
 from github import Auth
 
 from bot.jobs import ReviewJob
+from bot.logs import JsonFormatter
+from bot.store import upgrade
 from bot.web.app import create_app
 from bot.web.settings import WebSettings
 from tests.fakes.github import FakeGitHub
@@ -43,6 +45,7 @@ from tests.support.faults import strings
 from tests.support.job_world import REPO, submit
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import comment, headers_for, http_post, serve, variant
+from workers.job_ledger import job_scope
 from workers.jobrun import TransientJobError, WorkerContext, add_eyes_reaction, run_review_job
 
 LOGGED_LIBRARIES = ["github", "urllib3", "openai", "httpx2", "httpcore2", "werkzeug", "kombu",
@@ -52,9 +55,13 @@ REVIEWS = f"/repos/{REPO}/pulls/1/reviews"
 
 
 class Capture(logging.Handler):
-    def __init__(self) -> None:
+    def __init__(self, fmt: str = "text") -> None:
         super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+        self.fmt = fmt
+        # Both formats the App writes (GITNEURAL_LOG_FORMAT): plain lines, and JSON ones
+        # with the job's context.
+        text = logging.Formatter("%(name)s %(levelname)s %(message)s")
+        self.setFormatter(JsonFormatter() if fmt == "json" else text)
         self.lines: list[str] = []
         self.loggers: set[str] = set()
 
@@ -63,14 +70,14 @@ class Capture(logging.Handler):
         self.loggers.add(record.name.split(".")[0])
 
 
-@pytest.fixture
-def debug_logs() -> Iterator[Capture]:
+@pytest.fixture(params=["text", "json"])
+def debug_logs(request: pytest.FixtureRequest) -> Iterator[Capture]:
     for name in LOGGED_LIBRARIES:
         try:
             importlib.import_module(name)
         except ImportError:
             continue
-    capture = Capture()
+    capture = Capture(request.param)
     manager = logging.root.manager
     loggers = [logging.root] + [
         logger for logger in manager.loggerDict.values() if isinstance(logger, logging.Logger)
@@ -118,6 +125,8 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
             "GITNEURAL_BOT_LOGIN": gh.bot_login,
         }
         ctx = WorkerContext.from_env(env)
+        assert ctx.store is not None
+        upgrade(ctx.store)  # usage is recorded there too, and the file searched
         ctx.github_pacing = False
         ctx.llm = dataclasses.replace(ctx.llm, backoff_base=0.01, max_retries=2)
         queue = JsonQueue()
@@ -161,7 +170,8 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
             submit(PLANTED_BUG),
         )
         gh.when("GET", REVIEWS, "expire_tokens", 1)
-        first = run_review_job(jobs[0], ctx)
+        with job_scope(jobs[0].to_dict(), "job-1"):
+            first = run_review_job(jobs[0], ctx)
         # Job 2: GitHub refuses the inline comments with a message echoing the token.
         token = ctx.tokens.get(1)
         gh.fail("POST", REVIEWS, status=422, body={
@@ -170,13 +180,15 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         })  # fmt: skip
         stub.push(submit(dict(PLANTED_BUG, title="Off-by-one again")))
         add_eyes_reaction(jobs[1], ctx)
-        second = run_review_job(jobs[1], ctx)
+        with job_scope(jobs[1].to_dict(), "job-2"):
+            second = run_review_job(jobs[1], ctx)
         # Job 3: the model refuses the request, quoting the key in its message.
         stub.push(
             Reply.http_error(400, "invalid_request_error", f"Authorization: Bearer {k3_key} bad")
         )
         add_eyes_reaction(jobs[2], ctx)
-        third = run_review_job(jobs[2], ctx)
+        with job_scope(jobs[2].to_dict(), "job-3"):
+            third = run_review_job(jobs[2], ctx)
         results: list[Any] = [first, second, third]
         assert not any(isinstance(r, TransientJobError) for r in results)
         assert [r.status for r in results] == ["posted", "posted", "failed"]
@@ -226,3 +238,7 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         [failed] = [c for c in gh.check_runs(REPO) if c["conclusion"] == "failure"]
         assert "***" in failed["output"]["summary"]  # the key was there, and was removed
         assert all(r.headers.get("authorization") is None for r in stub.requests)
+        if debug_logs.fmt == "json":
+            records = [json.loads(line) for line in debug_logs.lines]
+            assert {r.get("delivery") for r in records} >= {j.delivery_id for j in jobs}
+            assert any(r.get("job") == "job-1" and r.get("repository") == REPO for r in records)
