@@ -31,14 +31,15 @@ from typing import Literal
 from bot.domain.results import ReviewResult
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
 from bot.gh.checks import PAUSED_TITLE
-from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
 from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
 from bot.jobs import ReviewJob
 from bot.text import one_line
 from workers.context import WorkerContext
+from workers.eyes import add_eyes_reaction
 from workers.job_check import JobCheck
+from workers.job_errors import TransientJobError
 from workers.prchange import PullChange
 from workers.publish import Publication, check_output, publish
 from workers.reviewing import (
@@ -88,16 +89,6 @@ class JobOutcome:
     error: GitNeuralError | None = None
 
 
-class TransientJobError(GitNeuralError):
-    """A fault worth retrying later; ``retry_after`` is what GitHub or the model asked."""
-
-    transient = True
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
 def run_review_job(
     job: ReviewJob,
     ctx: WorkerContext,
@@ -129,23 +120,6 @@ def run_review_job(
         raise
     log.info("%s: %s %s", run.name, outcome.status, outcome.detail)
     return outcome
-
-
-def add_eyes_reaction(job: ReviewJob, ctx: WorkerContext) -> None:
-    """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
-    if job.comment_id is None:
-        return
-    gh = ctx.github(job.installation_id)
-    try:
-        with github_errors(
-            "adding the eyes reaction", lambda: ctx.forget_token(job.installation_id)
-        ):
-            issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
-            issue.get_comment(job.comment_id).create_reaction("eyes")
-    except GitHubError as exc:
-        if exc.transient:
-            raise TransientJobError(str(exc), exc.retry_after) from exc
-        log.warning("%s#%d: no eyes reaction: %s", job.repo, job.pr_number, exc)
 
 
 class _JobRun:
