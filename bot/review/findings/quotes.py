@@ -12,11 +12,14 @@ the quote as given is not found): a line label and diff marker copied with the c
 (``R12 +``, ``L7 -``, ``  40| ``), and the quote wrapped in a code fence or backticks. A
 ``[REDACTED:kind]`` placeholder stands for the secret the model was not shown: it
 matches any text within its line.
+
+Matching compares lines and finds the pieces between placeholders leftmost first, never a
+backtracking regular expression: a quote and a file that both come from a pull request's
+author cannot make it slow.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,8 +31,9 @@ from bot.text import printable
 _LABEL = re.compile(r"^\s*(?:[RL]\d+ +[-+]?|\d+\| ?)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
 _PLACEHOLDER = re.compile(re.escape(REDACTION_MARK) + r"[^\]\s]*\]")
-#: What a placeholder matches once whitespace is gone: anything on the same line.
-_ANY_IN_LINE = "[^\n]*?"
+
+#: One quoted line: the literal pieces around its placeholders (one piece: no placeholder).
+_Line = tuple[str, ...]
 
 
 def squeeze(line: str) -> str:
@@ -52,17 +56,39 @@ def _unwrapped(lines: list[str]) -> list[str]:
     return [_LABEL.sub("", line, count=1) for line in lines]
 
 
-def _pattern(lines: list[str]) -> re.Pattern[str] | None:
-    """The regular expression of quote lines, or None if they quote nothing checkable."""
-    parts: list[str] = []
-    for line in lines:
-        pieces = [re.escape(squeeze(p)) for p in _PLACEHOLDER.split(line)]
-        if any(pieces) or len(pieces) > 1:
-            parts.append(_ANY_IN_LINE.join(pieces))
+def _pieces(lines: list[str]) -> tuple[_Line, ...] | None:
+    """The quote's non-blank lines as pieces, or None if they quote nothing checkable."""
+    out = [tuple(squeeze(p) for p in _PLACEHOLDER.split(line)) for line in lines]
+    out = [line for line in out if any(line) or len(line) > 1]
     # A quote that is only placeholders (or blank) says nothing about the code.
-    if not any(squeeze(_PLACEHOLDER.sub("", line)) for line in lines):
-        return None
-    return re.compile("\n".join(parts))
+    return tuple(out) if any(any(line) for line in out) else None
+
+
+def _fits(line: _Line, text: str, *, at_start: bool, at_end: bool) -> bool:
+    """Whether ``text`` holds the pieces of ``line`` in order (placeholders between them
+    match anything), starting at its start and ending at its end when asked."""
+    if len(line) == 1:
+        piece = line[0]
+        if at_start and at_end:
+            return text == piece
+        if at_start:
+            return text.startswith(piece)
+        return text.endswith(piece) if at_end else piece in text
+    first, *middle, last = line
+    if at_start and not text.startswith(first):
+        return False
+    pos = len(first) if at_start else text.find(first)
+    if pos < 0:
+        return False
+    pos += len(first) if not at_start else 0
+    for piece in middle:
+        found = text.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    if at_end:
+        return text.endswith(last) and len(text) - len(last) >= pos
+    return text.find(last, pos) >= 0
 
 
 @dataclass(frozen=True)
@@ -70,7 +96,7 @@ class Quote:
     """A finding's evidence, ready to be looked for."""
 
     #: The quote as given, then the quote cleaned of fences, labels and markers.
-    patterns: tuple[re.Pattern[str], ...]
+    variants: tuple[tuple[_Line, ...], ...]
     #: How many lines the quote covers (blank lines not counted).
     height: int
 
@@ -80,33 +106,19 @@ class Quote:
         if evidence is None:
             return None
         raw = evidence.replace("\r\n", "\n").split("\n")
-        patterns: list[re.Pattern[str]] = []
+        variants: list[tuple[_Line, ...]] = []
         for lines in (raw, _unwrapped(raw)):
-            pattern = _pattern(lines)
-            if pattern is not None and pattern.pattern not in [p.pattern for p in patterns]:
-                patterns.append(pattern)
-        if not patterns:
+            pieces = _pieces(lines)
+            if pieces is not None and pieces not in variants:
+                variants.append(pieces)
+        if not variants:
             return None
-        height = max(1, sum(bool(squeeze(line)) for line in raw))
-        return cls(tuple(patterns), height)
+        return cls(tuple(variants), max(len(v) for v in variants))
 
 
-@dataclass(frozen=True)
-class _Run:
-    """Consecutive known lines: their numbers and their squeezed, newline-joined text."""
-
-    numbers: list[int]
-    offsets: list[int]
-    text: str
-
-    def lines_of(self, start: int, end: int) -> tuple[int, int]:
-        first = bisect.bisect_right(self.offsets, start) - 1
-        last = bisect.bisect_right(self.offsets, max(start, end - 1)) - 1
-        return self.numbers[first], self.numbers[last]
-
-
-def _runs(lines: Mapping[int, str], lo: int, hi: int) -> Iterator[_Run]:
-    """The known lines ``lo..hi``, split where a line is unknown; blank lines skipped."""
+def _runs(lines: Mapping[int, str], lo: int, hi: int) -> Iterator[list[tuple[int, str]]]:
+    """The known lines ``lo..hi``, squeezed, split where a line is unknown; blank lines
+    skipped."""
     if hi - lo > len(lines):
         numbers = sorted(n for n in lines if lo <= n <= hi)
     else:
@@ -115,33 +127,36 @@ def _runs(lines: Mapping[int, str], lo: int, hi: int) -> Iterator[_Run]:
     previous = None
     for n in numbers:
         if previous is not None and n != previous + 1 and run:
-            yield _run(run)
+            yield run
             run = []
         previous = n
         text = squeeze(lines[n])
         if text:
             run.append((n, text))
     if run:
-        yield _run(run)
+        yield run
 
 
-def _run(items: list[tuple[int, str]]) -> _Run:
-    offsets, at = [], 0
-    for _, text in items:
-        offsets.append(at)
-        at += len(text) + 1
-    return _Run([n for n, _ in items], offsets, "\n".join(t for _, t in items))
+def _at(quote: tuple[_Line, ...], run: list[tuple[int, str]], j: int) -> bool:
+    """Whether the quote's lines match the run's lines from index ``j`` on, as a selection."""
+    k = len(quote)
+    if j + k > len(run):
+        return False
+    return all(
+        _fits(line, run[j + i][1], at_start=i > 0, at_end=i < k - 1) for i, line in enumerate(quote)
+    )
 
 
 def occurrences(quote: Quote, lines: Mapping[int, str], lo: int, hi: int) -> list[tuple[int, int]]:
     """The line ranges within ``lo..hi`` of ``lines`` where ``quote`` occurs."""
     found: list[tuple[int, int]] = []
-    for pattern in quote.patterns:
+    for variant in quote.variants:
         for run in _runs(lines, lo, hi):
-            for match in pattern.finditer(run.text):
-                where = run.lines_of(match.start(), match.end())
-                if where not in found:
-                    found.append(where)
+            for j in range(len(run)):
+                if _at(variant, run, j):
+                    where = (run[j][0], run[j + len(variant) - 1][0])
+                    if where not in found:
+                        found.append(where)
         if found:
             break
     return found
