@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.render.github import parse_marker
-from tests.support.job_world import REPO, job_world, submit
+from tests.support.job_world import CONFIG, REPO, job_world, submit
 from tests.support.planted import INVENTED_EVIDENCE, PLANTED_BUG
 from workers.jobrun import run_review_job
 
@@ -56,3 +56,13 @@ def test_nothing_dropped_says_nothing(tmp_path: Path) -> None:
         [check] = w.check_runs()
     assert len(review["comments"]) == 1
     assert "dropped" not in review["body"] and "dropped" not in check["output"]["summary"]
+
+
+def test_a_dropped_critical_finding_does_not_fail_the_gate(tmp_path: Path) -> None:
+    gate = CONFIG + '[github]\ncheck_conclusion = "failure"\n'
+    with job_world(tmp_path, base_files={".gitneural.toml": gate}) as w:
+        w.stub.push(submit(INVENTED))
+        run_review_job(w.job("opened"), w.ctx)
+        [check] = w.check_runs()
+    assert check["conclusion"] == "success"
+    assert COUNT in check["output"]["summary"]
