@@ -92,6 +92,7 @@ def synthetic_submissions(change: Change) -> list[str]:
             "category": "maintainability",
             "title": f"Edited statement {len(findings)} lacks a reason",
             "body": "The statement was edited without a word on why; say what it fixes.",
+            "evidence": line.text,
         }
         if len(findings) % 2 == 0:
             finding["suggestion"] = line.text.replace("# edited", "# reviewed") + "\n"

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from bot.config import GitHubSettings
-from bot.domain.results import Finding, Placement, ReviewResult, Severity
+from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
 from bot.gh.checks import CheckOutput, finding_annotations
 from bot.gh.post import ReviewDraft
 from bot.render.github import (
@@ -112,6 +112,7 @@ def publish(
         duration_s=result.duration_s,
         scope=pc.scope,
         repeated=len(repeated),
+        unquoted=result.unquoted(),
     )
     body = review_body(text, inline=inline, listed=listed, links=links, marker=marker)
     fallback = review_body(text, inline=[], listed=inline + listed, links=links, marker=marker)
@@ -144,6 +145,9 @@ def check_output(
     counts = f"{inline} inline · {in_body} in the review body"
     if pub.repeated:
         counts += f" · {len(pub.repeated)} already reported earlier"
+    unquoted = result.unquoted()
+    if unquoted:
+        counts += f" · {unquoted_text(unquoted)}"
     summary = "\n\n".join(
         [
             f"{posted}: {counts}.",

@@ -28,6 +28,16 @@ class Severity(enum.StrEnum):
 _RANKS = {Severity.CRITICAL: 3, Severity.MAJOR: 2, Severity.MINOR: 1, Severity.NIT: 0}
 
 
+#: How the reason of every finding dropped by the evidence rule starts: the code it
+#: quotes is not there (see ``bot.review.findings.evidence``).
+QUOTE_NOT_FOUND = "quoted code not found"
+
+
+def unquoted_text(count: int) -> str:
+    """``2 findings dropped: quoted code not found``, as every output says it."""
+    return f"{count} finding{'s' if count != 1 else ''} dropped: {QUOTE_NOT_FOUND}"
+
+
 class Placement(enum.StrEnum):
     """Where a checked finding may be shown."""
 
@@ -56,6 +66,8 @@ class Finding:
     fingerprint: str = ""
     #: ``model`` or ``secret-scan``: who reported it.
     source: str = "model"
+    #: The code the model quoted as the finding's evidence (None: it quoted none).
+    evidence: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -92,6 +104,10 @@ class ReviewResult:
     duration_s: float = 0.0
     #: Findings the check could not keep, with the reason (never dropped silently).
     dropped: list[tuple[Finding, str]] = field(default_factory=list)
+
+    def unquoted(self) -> int:
+        """How many findings were dropped because the code they quote is not there."""
+        return sum(reason.startswith(QUOTE_NOT_FOUND) for _, reason in self.dropped)
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

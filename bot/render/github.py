@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.domain.results import Coverage, Finding, Severity
+from bot.domain.results import Coverage, Finding, Severity, unquoted_text
 from bot.render.sanitize import (
     neutralise_markers,
     sanitize_inline,
@@ -252,6 +252,8 @@ class ReviewText:
     scope: str
     #: Findings left out because an earlier GitNeural review already posted them.
     repeated: int = 0
+    #: Findings dropped because the code they quote is not there (the evidence rule).
+    unquoted: int = 0
 
 
 def review_body(
@@ -273,6 +275,8 @@ def review_body(
     if text.repeated:
         s = "s" if text.repeated != 1 else ""
         counts += f" · {text.repeated} finding{s} already reported earlier, not repeated"
+    if text.unquoted:
+        counts += f" · {unquoted_text(text.unquoted)}"
     head = [f"### GitNeural review\n\n{counts}"]
     coverage = coverage_text(text.coverage, text.scope)
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names

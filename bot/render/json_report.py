@@ -13,7 +13,8 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
       "coverage": {"reviewed": [str],                    # paths
                    "skipped": [{"path": str, "reason": str}]},
       "findings": [Finding],          # kept findings, most severe first
-      "dropped": [{"finding": Finding, "reason": str}]
+      "dropped": [{"finding": Finding, "reason": str}],
+      "evidence_not_found": int       # how many were dropped: quoted code not found
     }
 
     Finding = {
@@ -26,7 +27,8 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
       "placement": "inline" | "summary",    # on the diff, or outside it
       "note": str,                    # what the findings check changed ("" if nothing)
       "fingerprint": str,             # stable id across reviews
-      "source": str                   # "model" | "secret-scan"
+      "source": str,                  # "model" | "secret-scan"
+      "evidence": str | null          # the code the model quoted (null: none)
     }
 
 Text is UTF-8; bytes that were not UTF-8 in the repository appear as U+FFFD.
@@ -71,6 +73,7 @@ def report_dict(result: ReviewResult) -> dict[str, Any]:
             {"finding": _clean(f.as_dict()), "reason": printable(reason)}
             for f, reason in result.dropped
         ],
+        "evidence_not_found": result.unquoted(),
     }
 
 
@@ -94,6 +97,7 @@ def _finding(data: dict[str, Any]) -> Finding:
         note=data.get("note", ""),
         fingerprint=data.get("fingerprint", ""),
         source=data.get("source", "model"),
+        evidence=data.get("evidence"),
     )
 
 

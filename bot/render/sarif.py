@@ -10,6 +10,10 @@ whole lines, their line breaks excluded) and inserts the new lines joined by ``\
 A finding on the old side of the diff (``side: LEFT``) is located in the old file (its
 old path, when a ``Change`` is given to map renames) and flagged with
 ``properties.oldFile = true``: its line numbers are not those of the new file.
+
+The run's properties say what the review did not show: ``dropped`` (how many findings the
+findings check could not keep), ``droppedFindings`` (each with its reason) and
+``evidenceNotFound`` (how many of them quoted code that is not there).
 """
 
 from __future__ import annotations
@@ -110,6 +114,16 @@ def _result(finding: Finding, index: dict[str, int], change: Change | None) -> d
     return result
 
 
+def _dropped(finding: Finding, reason: str) -> dict[str, Any]:
+    return {
+        "path": printable(finding.path),
+        "startLine": finding.start_line,
+        "side": finding.side,
+        "title": printable(finding.title),
+        "reason": printable(reason),
+    }
+
+
 def render_sarif(
     result: ReviewResult, *, tool_version: str, change: Change | None = None
 ) -> dict[str, Any]:
@@ -140,6 +154,8 @@ def render_sarif(
             for s in result.coverage.skipped
         ],
         "dropped": len(result.dropped),
+        "droppedFindings": [_dropped(f, reason) for f, reason in result.dropped],
+        "evidenceNotFound": result.unquoted(),
     }
     return {
         "$schema": SARIF_SCHEMA,

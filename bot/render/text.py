@@ -4,7 +4,8 @@ Each finding starts with one line ``path:line: severity: title`` (``line`` is th
 line of the finding), then, indented by four spaces, a line with the category and what
 else matters (the range when it spans lines, "old file" for a finding on removed code,
 "outside the diff" when it could not be placed on the change), the body, the check's
-note and the suggestion as a small unified diff. After the findings come the summary,
+note and the suggestion as a small unified diff. After the findings come their count
+(and how many were dropped because the code they quote is not there), the summary,
 coverage, dropped findings and usage. Every piece of model or repository text goes
 through :func:`bot.render.sanitize.terminal_text` (no escape sequences, no undecodable
 bytes).
@@ -13,7 +14,7 @@ bytes).
 from __future__ import annotations
 
 from bot.domain.change import Change
-from bot.domain.results import Finding, Placement, ReviewResult, Severity
+from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
 from bot.render.sanitize import terminal_text
 from bot.review import find_file, replacement_lines, side_text
 
@@ -101,6 +102,9 @@ def _count(result: ReviewResult) -> str:
 
 def _tail(result: ReviewResult) -> list[str]:
     lines = [_count(result)]
+    unquoted = result.unquoted()
+    if unquoted:
+        lines.append(unquoted_text(unquoted))
     if result.summary.strip():
         lines += ["", "Summary:", *_indented(result.summary.strip("\n"))]
     cov = result.coverage

@@ -14,11 +14,12 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
 7. ``agent``: the conversation with K3, read-only ``tools`` at hand, the groups of a large
    change in parallel;
 8. ``findings``: what the model reported, parsed, then checked against the real change
-   (anchoring, suggestions, duplicates, cap).
+   (the quoted evidence, anchoring, suggestions, duplicates, cap).
 """
 
 from bot.review.agent.parallel import ReviewGroup
 from bot.review.findings.anchor import find_file
+from bot.review.findings.evidence import EVIDENCE_WINDOW
 from bot.review.findings.side_text import SideText, side_text, split_lines
 from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
 from bot.review.pipeline import ReviewPlan, plan_review, review
@@ -27,6 +28,7 @@ from bot.review.related.finder import RelatedLimits
 from bot.review.tools.toolbox import ToolLimits
 
 __all__ = [
+    "EVIDENCE_WINDOW",
     "PROMPT_VERSION",
     "RelatedLimits",
     "ReviewGroup",

@@ -7,7 +7,7 @@ groups of related files (:mod:`bot.review.budget.grouping`) → add related code
 definitions, :mod:`bot.review.related`) in the room left → render the prompt(s) →
 converse with K3 (one-shot at ``low`` effort, agentic with read-only tools otherwise;
 the groups of a large change in parallel) → check the findings against the real change
-(anchoring, suggestions, duplicates, cap).
+(quoted evidence, anchoring, suggestions, duplicates, cap).
 """
 
 from __future__ import annotations

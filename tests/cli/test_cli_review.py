@@ -14,7 +14,7 @@ import pytest
 
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.paths import FIXTURES
-from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
+from tests.support.planted import INVENTED_EVIDENCE, ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.repos import commit, make_repo, stage
 
 GITNEURAL = str(Path(sys.executable).parent / "gitneural")
@@ -279,3 +279,54 @@ def test_an_empty_change_is_not_an_error_and_needs_no_key(tmp_path: Path) -> Non
         result = run_cli(args, tmp_path / "clean")
         assert result.returncode == 0, result.stderr
         assert "nothing to review" in result.stderr and result.stdout == ""
+
+
+# -- the evidence rule ------------------------------------------------------------------
+
+INVENTED = dict(PLANTED_BUG, evidence=INVENTED_EVIDENCE)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_an_invented_quote_is_not_reported_and_every_format_counts_it(
+    planted: Path, fmt: str
+) -> None:
+    answer = {"summary": "One regression.", "findings": [INVENTED]}
+    with K3Stub([submit(answer)]) as stub:
+        result = run_cli(
+            ["review", "--format", fmt, "--effort", "low", "--quiet"], planted, stub_env(stub)
+        )
+    # The only finding was critical, but it is not shown: nothing fails the run.
+    assert result.returncode == 0, result.stderr
+    reason = "quoted code not found in new-file lines 1-5"
+    if fmt == "text":
+        assert result.stdout.startswith("No findings.\n1 finding dropped: quoted code not found\n")
+        assert "Dropped: 1\n    people.py:2: critical: Off-by-one" in result.stdout
+        assert f"({reason})" in result.stdout
+    elif fmt == "json":
+        report = json.loads(result.stdout)
+        assert report["findings"] == [] and report["evidence_not_found"] == 1
+        [dropped] = report["dropped"]
+        assert dropped["reason"] == reason
+        assert dropped["finding"]["evidence"] == INVENTED_EVIDENCE
+    else:
+        sarif = json.loads(result.stdout)
+        jsonschema.Draft7Validator(json.loads(SARIF_SCHEMA.read_text())).validate(sarif)
+        run = sarif["runs"][0]
+        assert run["results"] == []
+        assert (run["properties"]["dropped"], run["properties"]["evidenceNotFound"]) == (1, 1)
+        [dropped] = run["properties"]["droppedFindings"]
+        assert (dropped["path"], dropped["startLine"], dropped["reason"]) == (
+            "people.py",
+            2,
+            reason,
+        )
+
+
+def test_a_real_quote_with_other_indentation_is_reported(planted: Path) -> None:
+    quoted = dict(PLANTED_BUG, evidence="\treturn age>18")
+    with K3Stub([submit({"summary": "One regression.", "findings": [quoted]})]) as stub:
+        result = run_cli(["review", "--format", "json", "--effort", "low"], planted, stub_env(stub))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [f["start_line"] for f in report["findings"]] == [2]
+    assert report["dropped"] == [] and report["evidence_not_found"] == 0

@@ -17,8 +17,9 @@ from bot.git.repo import range_change
 from bot.render.json_report import load_json, render_json
 from bot.render.sarif import render_sarif, rule_id
 from bot.render.text import render_text
-from bot.review.findings.check import apply_suggestion, check_findings
+from bot.review.findings.check import apply_suggestion
 from bot.usage import Usage
+from tests.support.evidence import check_quoted
 from tests.support.paths import FIXTURES
 from tests.support.repos import commit, make_repo
 
@@ -103,7 +104,7 @@ def raw_findings() -> list[Finding]:
 
 @pytest.fixture
 def result(change: Change) -> ReviewResult:
-    kept, dropped = check_findings(raw_findings(), change)
+    kept, dropped = check_quoted(raw_findings(), change)
     return ReviewResult(
         summary="Two bugs; one of them crashes.\nSee inline comments.",
         findings=kept,
@@ -196,6 +197,7 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "coverage",
         "findings",
         "dropped",
+        "evidence_not_found",
     }
     assert set(data["findings"][0]) == {
         "path",
@@ -211,6 +213,7 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "note",
         "fingerprint",
         "source",
+        "evidence",
     }
     assert data["usage"] == {
         "prompt_tokens": 12345,

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from bot.domain.diff import Diff
 from bot.domain.results import Finding, Placement, Severity
 from bot.git.repo import range_change
-from bot.review.findings.check import check_findings
 from bot.review.findings.side_text import split_lines
 from bot.review.secrets.redaction import redact_diff, redact_text
 from tests.support.diffcases import changes
+from tests.support.evidence import check_quoted
 from tests.support.gitdiff import commit_files, git_diff, like_the_local_git
 from tests.support.repos import FileValue
 
@@ -106,7 +106,7 @@ def test_findings_land_only_on_gits_lines(
     paths = sorted({f.path for f in github.values()} | {f.old_path for f in github.values()})
     lines = sorted({n for f in github.values() for h in f.hunks for n in h.right_lines} | {1})
     raw = data.draw(_findings([*paths, "not/in/change.py"], lines))
-    kept, dropped = check_findings(raw, change)
+    kept, dropped = check_quoted(raw, change)
     assert len(kept) + len(dropped) <= len(raw)
     head_tree = git_repo[b].peel(pygit2.Commit).tree
     for finding in kept:

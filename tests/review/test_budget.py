@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.git.repo import range_change
-from bot.review.budget.packing import file_cost, pack
+from bot.review.budget.packing import CONTEXT_STEP, file_cost, pack
 from bot.review.context.file_context import FileContext, build_file_context
 from bot.review.tokens import estimate_tokens
 from tests.support.repos import commit, make_repo
@@ -76,6 +76,8 @@ def test_coverage_first_then_context_in_order(contexts: list[FileContext]) -> No
         c.tokens - b.tokens for c, b in zip(contexts, bare, strict=True)
     )
     budget -= sum(c.tokens - b.tokens for c, b in list(zip(contexts, bare, strict=True))[2:])
+    # The room for context is granted in steps: one step more holds the first two whole.
+    budget += max(1, int(budget * CONTEXT_STEP))
     packed, skipped = pack(contexts, budget)
     assert skipped == []
     assert [p.file.path for p in packed] == [c.file.path for c in contexts]
@@ -127,3 +129,31 @@ def test_packing_invariants_at_any_budget(contexts: list[FileContext], budget: i
     # More budget never reviews fewer files.
     more, _ = pack(contexts, budget + 500)
     assert len(more) >= len(packed)
+
+
+def test_a_few_tokens_less_do_not_take_context_away_within_a_step(
+    contexts: list[FileContext],
+) -> None:
+    """A re-review's prompt grows by a few tokens elsewhere (a commit added to the
+    description): on a full budget, the files that show context stay the same unless the
+    room crosses a step, so K3's prefix cache keeps serving the files after them."""
+    bare = sum(file_cost(c.bare()) for c in contexts)
+
+    def step(budget: int) -> int:
+        return max(1, int(budget * CONTEXT_STEP))
+
+    # A file whose context does not end on a step: the room around it, within that step.
+    for first in contexts:
+        extra = first.tokens - first.bare().tokens
+        size = step(bare + extra)
+        low = extra - extra % size
+        if extra % size and step(bare + low) == size == step(bare + low + size - 1):
+            break
+    else:
+        raise AssertionError("every file's context ends on a step: pick other files")
+    items = [first, *(c for c in contexts if c is not first)]
+    just_short = pack(items, bare + extra - 1)  # one token short of the first file's context
+    enough = pack(items, bare + low + size - 1)  # room for it, in the same step
+    assert just_short == enough
+    assert just_short[0][0].context_text == ""
+    assert pack(items, bare + low + size)[0][0].context_text  # the next step holds it

@@ -14,16 +14,16 @@ from hypothesis import strategies as st
 
 from bot.domain.change import Change
 from bot.domain.diff import parse_diff
-from bot.domain.results import Finding, Placement, Severity
+from bot.domain.results import QUOTE_NOT_FOUND, Finding, Placement, Severity
 from bot.git.repo import range_change
 from bot.review.findings.anchor import NEAR_LINES, find_file
 from bot.review.findings.check import (
     PATH_NOT_IN_CHANGE,
     apply_suggestion,
-    check_findings,
     order_key,
 )
 from bot.review.findings.suggestions import SuggestionError, bracket_balance
+from tests.support.evidence import check_quoted
 from tests.support.repos import commit, make_repo
 
 BASE_APP = "".join(f"value_{i} = {i}\n" for i in range(1, 61))
@@ -84,7 +84,7 @@ def app_change(tmp_path: Path) -> Change:
 
 
 def test_finding_on_a_changed_line_stays_inline(app_change: Change) -> None:
-    kept, dropped = check_findings([finding("app.py", 30)], app_change)
+    kept, dropped = check_quoted([finding("app.py", 30)], app_change)
     got = one(kept)
     assert (got.placement, got.start_line, got.end_line, got.note) == (Placement.INLINE, 30, 30, "")
     assert dropped == []
@@ -92,28 +92,28 @@ def test_finding_on_a_changed_line_stays_inline(app_change: Change) -> None:
 
 @pytest.mark.parametrize("path", ["./app.py", "a/app.py", "b/app.py", " app.py "])
 def test_path_prefixes_are_normalised(app_change: Change, path: str) -> None:
-    got = one(check_findings([finding(path, 30)], app_change)[0])
+    got = one(check_quoted([finding(path, 30)], app_change)[0])
     assert got.path == "app.py"
     assert got.placement == Placement.INLINE
 
 
 def test_path_not_in_the_change_is_dropped_with_a_reason(app_change: Change) -> None:
-    kept, dropped = check_findings([finding("other.py", 3)], app_change)
+    kept, dropped = check_quoted([finding("other.py", 3)], app_change)
     assert kept == []
     assert [(f.path, reason) for f, reason in dropped] == [("other.py", PATH_NOT_IN_CHANGE)]
 
 
 def test_line_just_outside_a_hunk_is_reanchored_to_the_nearest_line(app_change: Change) -> None:
-    above = one(check_findings([finding("app.py", 27 - NEAR_LINES)], app_change)[0])
+    above = one(check_quoted([finding("app.py", 27 - NEAR_LINES)], app_change)[0])
     assert (above.placement, above.start_line, above.end_line) == (Placement.INLINE, 27, 27)
     assert f"from line {27 - NEAR_LINES} to line 27" in above.note
-    below = one(check_findings([finding("app.py", 35)], app_change)[0])
+    below = one(check_quoted([finding("app.py", 35)], app_change)[0])
     assert (below.start_line, below.end_line) == (33, 33)
     assert app_change.diff.files[0].commentable("RIGHT", 33, 33)
 
 
 def test_line_far_from_the_diff_is_kept_for_the_summary(app_change: Change) -> None:
-    kept, dropped = check_findings([finding("app.py", 3)], app_change)
+    kept, dropped = check_quoted([finding("app.py", 3)], app_change)
     got = one(kept)
     assert (got.placement, got.start_line) == (Placement.SUMMARY, 3)
     assert "outside the diff" in got.note
@@ -121,11 +121,11 @@ def test_line_far_from_the_diff_is_kept_for_the_summary(app_change: Change) -> N
 
 
 def test_lines_are_clamped(app_change: Change) -> None:
-    got = one(check_findings([finding("app.py", 31, 29)], app_change)[0])
+    got = one(check_quoted([finding("app.py", 31, 29)], app_change)[0])
     assert (got.start_line, got.end_line, got.placement) == (29, 31, Placement.INLINE)
-    zero = one(check_findings([finding("app.py", 0, -4)], app_change)[0])
+    zero = one(check_quoted([finding("app.py", 0, -4)], app_change)[0])
     assert (zero.start_line, zero.end_line) == (1, 1)
-    overlong = one(check_findings([finding("app.py", 58, 900)], app_change)[0])
+    overlong = one(check_quoted([finding("app.py", 58, 900)], app_change)[0])
     assert (overlong.start_line, overlong.end_line) == (58, 60)
     assert "clamped" in overlong.note
 
@@ -137,7 +137,7 @@ def test_a_line_past_the_end_of_the_file_is_never_placed(tmp_path: Path) -> None
     )
     assert change.diff.files[0].commentable("RIGHT", 3, 3)  # where clamping put it
     for start, end in ((1_000_000, 1_000_000), (500, 900), (4, 4)):
-        kept, dropped = check_findings([finding("app.py", start, end)], change)
+        kept, dropped = check_quoted([finding("app.py", start, end)], change)
         assert kept == []
         [(_, reason)] = dropped
         assert "past the end of the file (3 lines)" in reason
@@ -151,7 +151,7 @@ def test_range_crossing_hunks_is_moved_into_one_hunk(tmp_path: Path) -> None:
     file = change.diff.files[0]
     assert len(file.hunks) == 2
     assert not file.commentable("RIGHT", 10, 50)
-    got = one(check_findings([finding("app.py", 10, 50)], change)[0])
+    got = one(check_quoted([finding("app.py", 10, 50)], change)[0])
     assert got.placement == Placement.INLINE
     assert file.commentable("RIGHT", got.start_line, got.end_line)
     assert (got.start_line, got.end_line) == (10, 13)
@@ -159,7 +159,7 @@ def test_range_crossing_hunks_is_moved_into_one_hunk(tmp_path: Path) -> None:
 
 
 def test_range_partly_outside_a_hunk_is_trimmed_to_it(app_change: Change) -> None:
-    got = one(check_findings([finding("app.py", 20, 30)], app_change)[0])
+    got = one(check_quoted([finding("app.py", 20, 30)], app_change)[0])
     assert (got.start_line, got.end_line, got.placement) == (27, 30, Placement.INLINE)
 
 
@@ -171,7 +171,7 @@ def test_rename_with_edits(tmp_path: Path) -> None:
     )
     file = change.diff.files[0]
     assert (file.path, file.old_path, str(file.status)) == ("new_name.py", "old_name.py", "renamed")
-    kept, dropped = check_findings(
+    kept, dropped = check_quoted(
         [
             finding("new_name.py", 10, title="new side"),
             finding("old_name.py", 10, side="LEFT", title="old side"),
@@ -192,7 +192,7 @@ def test_deleted_file_is_commented_on_the_left_only(tmp_path: Path) -> None:
     change = make_change(
         tmp_path, {"gone.py": "a = 1\nb = 2\nc = 3\n", "keep.py": "k\n"}, {"gone.py": None}
     )
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [finding("gone.py", 2, title="right"), finding("gone.py", 3, side="LEFT", title="left")],
         change,
     )
@@ -206,7 +206,7 @@ def test_deleted_file_is_commented_on_the_left_only(tmp_path: Path) -> None:
 
 def test_new_file_is_commented_on_the_right_only(tmp_path: Path) -> None:
     change = make_change(tmp_path, {"keep.py": "k\n"}, {"fresh.py": "x = 1\ny = 2\n"})
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [finding("fresh.py", 2, side="LEFT", title="left"), finding("fresh.py", 1, title="ok")],
         change,
     )
@@ -215,7 +215,7 @@ def test_new_file_is_commented_on_the_right_only(tmp_path: Path) -> None:
 
 def test_binary_file_findings_go_to_the_summary(tmp_path: Path) -> None:
     change = make_change(tmp_path, {"img.bin": b"\x00\x01"}, {"img.bin": b"\x00\x02\x03"})
-    got = one(check_findings([finding("img.bin", 1)], change)[0])
+    got = one(check_quoted([finding("img.bin", 1)], change)[0])
     assert got.placement == Placement.SUMMARY
     assert "binary" in got.note
 
@@ -224,7 +224,7 @@ def test_three_thousand_line_hunk(tmp_path: Path) -> None:
     big = "".join(f"n{i} = {i}\n" for i in range(3000))
     change = make_change(tmp_path, {"keep.py": "k\n"}, {"big.py": big})
     started = time.perf_counter()
-    kept, dropped = check_findings(
+    kept, dropped = check_quoted(
         [
             finding("big.py", 1, 3000, title="whole file"),
             finding("big.py", 2999, 3000, suggestion="n2998 = 0\nn2999 = 0\n", title="end"),
@@ -247,9 +247,7 @@ def test_three_thousand_line_hunk(tmp_path: Path) -> None:
 
 def test_suggestion_that_applies_is_kept(app_change: Change) -> None:
     got = one(
-        check_findings([finding("app.py", 30, suggestion="value_30 = compute(31)\n")], app_change)[
-            0
-        ]
+        check_quoted([finding("app.py", 30, suggestion="value_30 = compute(31)\n")], app_change)[0]
     )
     assert got.suggestion == "value_30 = compute(31)\n"
     assert got.note == ""
@@ -265,7 +263,7 @@ def test_suggestion_that_applies_is_kept(app_change: Change) -> None:
     ],
 )
 def test_suggestion_refused(app_change: Change, suggestion: str, reason: str) -> None:
-    got = one(check_findings([finding("app.py", 30, suggestion=suggestion)], app_change)[0])
+    got = one(check_quoted([finding("app.py", 30, suggestion=suggestion)], app_change)[0])
     assert got.suggestion is None
     assert got.note == f"suggestion dropped: {reason}"
     assert got.placement == Placement.INLINE
@@ -275,7 +273,7 @@ def test_unbalanced_brackets_refused_for_other_languages(tmp_path: Path) -> None
     before = "function f(a) {\n  return g(a);\n}\n"
     after = "function f(a) {\n  return g(a, 1);\n}\n"
     change = make_change(tmp_path, {"f.js": before}, {"f.js": after})
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [
             finding("f.js", 2, suggestion="  return g(a, 2;\n", title="unbalanced"),
             finding("f.js", 2, suggestion="  return g(a, ')');\n", title="string paren"),
@@ -292,7 +290,7 @@ def test_unbalanced_brackets_refused_for_other_languages(tmp_path: Path) -> None
 
 def test_python_file_that_did_not_parse_falls_back_to_brackets(tmp_path: Path) -> None:
     change = make_change(tmp_path, {"t.py": "x = (\n"}, {"t.py": "x = (\ny = 1\n"})
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [
             finding("t.py", 2, suggestion="y = 2\n", title="fine"),
             finding("t.py", 2, suggestion="y = [2\n", title="unbalanced"),
@@ -305,7 +303,7 @@ def test_python_file_that_did_not_parse_falls_back_to_brackets(tmp_path: Path) -
 
 
 def test_reanchored_finding_loses_its_suggestion(app_change: Change) -> None:
-    got = one(check_findings([finding("app.py", 25, suggestion="value_25 = 0\n")], app_change)[0])
+    got = one(check_quoted([finding("app.py", 25, suggestion="value_25 = 0\n")], app_change)[0])
     assert got.placement == Placement.INLINE and got.start_line == 27
     assert got.suggestion is None
     assert "suggestion dropped: the finding was moved to other lines" in got.note
@@ -313,7 +311,7 @@ def test_reanchored_finding_loses_its_suggestion(app_change: Change) -> None:
 
 def test_left_side_suggestion_is_dropped(app_change: Change) -> None:
     got = one(
-        check_findings([finding("app.py", 30, side="LEFT", suggestion="x = 1\n")], app_change)[0]
+        check_quoted([finding("app.py", 30, side="LEFT", suggestion="x = 1\n")], app_change)[0]
     )
     assert got.suggestion is None
     assert "old side" in got.note
@@ -321,7 +319,7 @@ def test_left_side_suggestion_is_dropped(app_change: Change) -> None:
 
 def test_suggestion_on_a_bare_diff_uses_the_lines_the_diff_shows(app_change: Change) -> None:
     bare = Change(diff=app_change.diff)
-    kept, _ = check_findings(
+    kept, dropped = check_quoted(
         [
             finding("app.py", 30, suggestion="value_30 = 1\n", title="shown"),
             finding("app.py", 5, suggestion="value_5 = 1\n", title="not shown"),
@@ -330,14 +328,17 @@ def test_suggestion_on_a_bare_diff_uses_the_lines_the_diff_shows(app_change: Cha
     )
     by_title = {f.title: f for f in kept}
     assert by_title["shown"].suggestion == "value_30 = 1\n"
-    assert by_title["not shown"].suggestion is None
-    assert "not in the new file" in by_title["not shown"].note
+    # Line 5 is not in the diff, so a bare diff does not know it: nothing the model
+    # quotes there can be verified, and the finding is held back (evidence rule).
+    assert "not shown" not in by_title
+    [(held, reason)] = dropped
+    assert held.title == "not shown" and reason.startswith(QUOTE_NOT_FOUND)
 
 
 def test_no_newline_at_end_of_file(tmp_path: Path) -> None:
     change = make_change(tmp_path, {"n.py": "a = 1\nb = 2"}, {"n.py": "a = 1\nb = 3"})
     assert change.diff.files[0].hunks[-1].lines[-1].eol == ""
-    got = one(check_findings([finding("n.py", 2, suggestion="b = 4\n")], change)[0])
+    got = one(check_quoted([finding("n.py", 2, suggestion="b = 4\n")], change)[0])
     assert got.placement == Placement.INLINE and got.suggestion == "b = 4\n"
     assert apply_suggestion("a = 1\nb = 3", 2, 2, got.suggestion) == "a = 1\nb = 4"
 
@@ -346,12 +347,12 @@ def test_crlf_file_suggestion_keeps_crlf(tmp_path: Path) -> None:
     before = "a = 1\r\nb = 2\r\nc = 3\r\n"
     after = "a = 1\r\nb = 20\r\nc = 3\r\n"
     change = make_change(tmp_path, {"w.py": before}, {"w.py": after})
-    got = one(check_findings([finding("w.py", 2, suggestion="b = 21\nb2 = 22\n")], change)[0])
+    got = one(check_quoted([finding("w.py", 2, suggestion="b = 21\nb2 = 22\n")], change)[0])
     assert got.suggestion is not None and got.placement == Placement.INLINE
     assert (
         apply_suggestion(after, 2, 2, got.suggestion) == "a = 1\r\nb = 21\r\nb2 = 22\r\nc = 3\r\n"
     )
-    noop = one(check_findings([finding("w.py", 2, suggestion="b = 20\r\n")], change)[0])
+    noop = one(check_quoted([finding("w.py", 2, suggestion="b = 20\r\n")], change)[0])
     assert noop.suggestion is None
 
 
@@ -378,7 +379,7 @@ def merged_count(f: Finding) -> int:
 
 
 def test_duplicates_are_merged_keeping_the_most_severe(app_change: Change) -> None:
-    kept, dropped = check_findings(
+    kept, dropped = check_quoted(
         [
             finding("app.py", 29, 30, severity="minor", title="Off-by-one in loop"),
             finding("app.py", 30, severity="major", title="off by one in loop!"),
@@ -399,7 +400,7 @@ def test_same_fingerprint_is_a_duplicate_even_far_apart(tmp_path: Path) -> None:
     body = "".join(f"x{i} = {i}\n" for i in range(40))
     after = body.replace("x5 = 5\n", "risky()\n").replace("x35 = 35\n", "risky()\n")
     change = make_change(tmp_path, {"r.py": body}, {"r.py": after})
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [finding("r.py", 6, title="Risky call"), finding("r.py", 36, title="risky call")], change
     )
     assert len(one(kept).note) > 0 and merged_count(kept[0]) == 1
@@ -410,7 +411,7 @@ def test_cap_keeps_the_most_severe(app_change: Change) -> None:
     raw[5] = dataclasses.replace(raw[5], severity=Severity.CRITICAL)
     raw[17] = dataclasses.replace(raw[17], severity=Severity.MAJOR)
     raw.append(finding("app.py", 2, severity="minor", title="summary only zz"))
-    kept, dropped = check_findings(raw, app_change, max_comments=20)
+    kept, dropped = check_quoted(raw, app_change, max_comments=20)
     assert len(kept) == 20 and len(dropped) == 5
     assert [kept[0].title, kept[1].title] == [distinct_title(5), distinct_title(17)]
     assert all(reason == "over max_comments (20)" for _, reason in dropped)
@@ -428,7 +429,7 @@ def test_secret_findings_survive_merges_and_the_cap(app_change: Change) -> None:
     )
     model = [finding("app.py", 30, severity="critical", title=distinct_title(i)) for i in range(5)]
     echo = finding("app.py", 30, severity="critical", title="secret committed")
-    kept, dropped = check_findings([*model, echo, secret, second], app_change, max_comments=2)
+    kept, dropped = check_quoted([*model, echo, secret, second], app_change, max_comments=2)
     secrets = [f for f in kept if f.source == "secret-scan"]
     assert len(secrets) == 2
     assert len(kept) == 2  # both slots are taken by the secrets
@@ -445,7 +446,7 @@ def test_fingerprint_stable_when_code_moves_and_different_when_it_changes(tmp_pa
     fingerprints = []
     for name, content, line in (("a", head, 30), ("b", shifted, 32), ("c", changed, 30)):
         change = make_change(tmp_path / name, {"app.py": BASE_APP}, {"app.py": content})
-        got = one(check_findings([finding("app.py", line, title="Bad call")], change)[0])
+        got = one(check_quoted([finding("app.py", line, title="Bad call")], change)[0])
         assert got.placement == Placement.INLINE
         fingerprints.append(got.fingerprint)
     assert fingerprints[0] == fingerprints[1]
@@ -454,7 +455,7 @@ def test_fingerprint_stable_when_code_moves_and_different_when_it_changes(tmp_pa
 
 
 def test_summary_findings_get_a_fingerprint(app_change: Change) -> None:
-    got = one(check_findings([finding("app.py", 3)], app_change)[0])
+    got = one(check_quoted([finding("app.py", 3)], app_change)[0])
     assert got.placement == Placement.SUMMARY and got.fingerprint
 
 
@@ -465,7 +466,7 @@ def test_secret_fingerprint_does_not_depend_on_the_secret(tmp_path: Path) -> Non
         secret = finding(
             "cfg.py", 1, severity="critical", title="Secret committed", source="secret-scan"
         )
-        prints.append(one(check_findings([secret], change)[0]).fingerprint)
+        prints.append(one(check_quoted([secret], change)[0]).fingerprint)
     assert prints[0] == prints[1]
 
 
@@ -474,13 +475,13 @@ def test_secret_scan_fingerprint_is_kept(app_change: Change) -> None:
         "app.py", 30, severity="critical", title="secret committed", source="secret-scan"
     )
     secret.fingerprint = "0123456789abcdef"
-    assert one(check_findings([secret], app_change)[0]).fingerprint == "0123456789abcdef"
+    assert one(check_quoted([secret], app_change)[0]).fingerprint == "0123456789abcdef"
 
 
 def test_input_findings_are_not_modified(app_change: Change) -> None:
     raw = [finding("./app.py", 25, suggestion="x\n"), finding("nope", 1)]
     before = [dataclasses.replace(f) for f in raw]
-    check_findings(raw, app_change)
+    check_quoted(raw, app_change)
     assert raw == before
 
 
@@ -538,7 +539,7 @@ findings_strategy = st.lists(
 def test_property_inline_is_commentable_and_nothing_is_lost(
     mixed_change: Change, raw: list[Finding], cap: int
 ) -> None:
-    kept, dropped = check_findings(raw, mixed_change, max_comments=cap)
+    kept, dropped = check_quoted(raw, mixed_change, max_comments=cap)
     for f in kept:
         file = mixed_change.diff.get(f.path)
         assert file is not None
@@ -565,9 +566,9 @@ def test_bare_diff_change_from_git_diff_text(app_change: Change) -> None:
         " value_29 = 29\n-value_30 = 30\n+value_30 = compute(30)\n value_31 = 31\n"
     )
     bare = Change(diff=parse_diff(text))
-    kept, _ = check_findings(
-        [finding("app.py", 30, suggestion="value_30 = 2\n"), finding("app.py", 33)], bare
-    )
+    # Line 33 is not in the diff: its finding quotes line 31, the nearest it could see.
+    near = dataclasses.replace(finding("app.py", 33), evidence="value_31 = 31")
+    kept, _ = check_quoted([finding("app.py", 30, suggestion="value_30 = 2\n"), near], bare)
     assert [(f.start_line, f.placement) for f in kept] == [
         (30, Placement.INLINE),
         (31, Placement.INLINE),

@@ -391,6 +391,7 @@ def test_submit_review_tool_carries_the_schema() -> None:
         "category",
         "title",
         "body",
+        "evidence",
     }
     assert item["properties"]["side"]["enum"] == ["RIGHT", "LEFT"]
     # A fresh copy each time: callers may not corrupt the next review's tool.

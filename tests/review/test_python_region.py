@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.review.findings.check import check_findings
 from bot.review.findings.python_syntax import parses_locally
 from bot.review.findings.side_text import split_lines
 from bot.review.findings.suggestions import apply_suggestion, replacement_lines
 from tests.review.test_findings import finding, make_change
+from tests.support.evidence import check_quoted
 
 HEAD = '''"""Module docstring.
 
@@ -155,7 +155,7 @@ def test_findings_check_keeps_and_drops_python_suggestions_as_before(tmp_path: P
     before = MODULE.replace("return self.size * self.size", "return self.size")
     change = make_change(tmp_path, {"shapes.py": before}, {"shapes.py": MODULE})
     good = "        return self.size ** 2\n"
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [
             finding("shapes.py", AREA_RETURN, suggestion=good, title="square it"),
             finding("shapes.py", AREA_RETURN, suggestion="        return (\n", title="broken"),
@@ -178,7 +178,7 @@ def test_a_file_with_a_syntax_error_elsewhere_still_gets_its_suggestions_checked
     before = MODULE.replace("return self.size * self.size", "return self.size")
     broken = MODULE.replace("def filler_29(value):", "def filler_29(value:")
     change = make_change(tmp_path, {"shapes.py": before}, {"shapes.py": broken})
-    kept, _ = check_findings(
+    kept, _ = check_quoted(
         [
             finding("shapes.py", AREA_RETURN, suggestion="        return 4\n", title="fine"),
             finding("shapes.py", AREA_RETURN, suggestion="        return (\n", title="open"),

@@ -17,10 +17,10 @@ import pip
 from bot.domain.change import Change
 from bot.domain.results import Finding, Placement, Severity
 from bot.git.repo import range_change
-from bot.review.findings.check import check_findings
 from bot.review.secrets.redacted_change import redacted_change, redacted_lines
 from bot.review.secrets.redaction import redact_diff
 from bot.review.tools.toolbox import RepoTools
+from tests.support.evidence import check_quoted
 from tests.support.repos import commit, make_repo
 
 BUNDLE = Path(pip.__file__).parent / "_vendor" / "certifi" / "cacert.pem"
@@ -132,7 +132,7 @@ def test_a_suggestion_on_a_redacted_line_is_dropped_and_the_comment_kept(
             suggestion="# Label: [REDACTED:key material]\n",
         ),
     ]
-    kept, dropped = check_findings(raw, change)
+    kept, dropped = check_quoted(raw, change)
     assert dropped == []
     by_title = {f.title: f for f in kept}
     on_key = by_title["truncated certificate line"]

@@ -143,6 +143,7 @@ def brain(body: dict[str, Any]) -> Reply:
             "category": "bug",
             "title": f"{name}() now takes ({new}); {path}:{n} still passes ({old})",
             "body": f"{path} line {n} calls `{code.strip()}` with the old order.",
+            "evidence": f"def {name}({new})",
         }
         return submit(f"{name} changed its argument order.", [finding])
     offered = {t["function"]["name"] for t in body.get("tools", [])}

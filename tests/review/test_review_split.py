@@ -3,6 +3,7 @@ merged, with coverage stated; a 3,000-file change finishes."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -19,7 +20,9 @@ from bot.llm.settings import LLMSettings
 from bot.review.budget.grouping import GROUP_LIMIT, module_stem, split_files
 from bot.review.budget.packing import file_cost
 from bot.review.pipeline import plan_review, review
+from bot.review.prompt import submit_review_tool
 from bot.review.selection import SUBMODULE
+from bot.review.tokens import estimate_tokens
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import (
     call,
@@ -122,7 +125,12 @@ def test_a_split_plan_renders_one_prompt_per_group(mixed: Change) -> None:
     assert plan.split and plan.skipped == []
     assert sorted(f.file.path for f in plan.files) == sorted(f.path for f in mixed.diff.files)
     for group in plan.groups:
-        assert group.estimated_tokens <= budget
+        # The budget holds for the prompt's text and tools, as the packing counts them
+        # (``estimated_tokens`` also counts the JSON escaping of the request body).
+        text = "".join(str(m["content"]) for m in group.messages)
+        tools = json.dumps([submit_review_tool()])
+        assert estimate_tokens(text) + estimate_tokens(tools) <= budget
+        assert group.estimated_tokens <= budget * 1.05
         shown = re.findall(r'^## File "([^"]+)"', group.messages[1]["content"], re.MULTILINE)
         assert shown == sorted(f.file.path for f in group.files)
 
@@ -164,7 +172,7 @@ class Tracker:
             time.sleep(0.05)  # the model thinking: parts overlap only if run in parallel
             text = user_text(body)
             path = re.search(r'^## File "([^"]+)"', text, re.MULTILINE)
-            line = re.search(r"^R(\d+)\s+\+", text, re.MULTILINE)
+            line = re.search(r"^R(\d+)\s+\+(.*)$", text, re.MULTILINE)
             assert path and line
             if self.agentic and not results_by_call(body):
                 return tools_reply(call("read_file", path=path[1], start_line=1, end_line=3))
@@ -177,6 +185,7 @@ class Tracker:
                 "category": "bug",
                 "title": f"Off by one in {path[1]}",
                 "body": "x + 1 is returned where x was.",
+                "evidence": line[2],
             }
             return submit(f"Reviewed the part starting at {path[1]}.", [finding])
         finally:

@@ -39,6 +39,7 @@ CALC_BUG: dict[str, Any] = {
     "title": "Integer division changed to float division",
     "body": "Callers index lists with the result; `/` returns a float.",
     "suggestion": "    return n // 2",
+    "evidence": "    return n / 2.0",
 }
 
 _deliveries = itertools.count(1)

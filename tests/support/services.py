@@ -208,6 +208,8 @@ class AppWorld:
     active: dict[str, int] = field(default_factory=dict)
     most_active: dict[str, int] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
+    #: The findings the model submits for the PR of a title (default: the planted bug).
+    answers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _branches: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -222,7 +224,8 @@ class AppWorld:
         try:
             if self.think:
                 time.sleep(self.think)
-            return submit_reply(PLANTED_BUG, think_seconds=self.stream)
+            findings = self.answers.get(title, [PLANTED_BUG])
+            return submit_reply(*findings, think_seconds=self.stream)
         finally:
             with self._lock:
                 for key in (title, "*"):

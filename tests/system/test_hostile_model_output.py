@@ -34,11 +34,11 @@ from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
 from bot.render.github import MAX_BODY, Marker, parse_marker
-from bot.review.findings.check import check_findings
 from bot.review.findings.submission import SubmissionError, parse_submission
 from bot.usage import Usage
 from tests.fakes.github.diff import PullDiff, comment_error, pull_diff
 from tests.fakes.k3 import Reply
+from tests.support.evidence import check_quoted
 from tests.support.job_world import REPO, job_world
 from tests.support.repos import commit, make_repo
 from workers.jobrun import run_review_job
@@ -226,7 +226,7 @@ def test_random_submissions_become_reviews_github_accepts(
         event("refused by the schema")
         return  # the agent loop asks for a repair; nothing is posted from this
     event(f"{len(submission.findings)} findings")
-    kept, dropped = check_findings(submission.findings, world.change, max_comments=max_comments)
+    kept, dropped = check_quoted(submission.findings, world.change, max_comments=max_comments)
     assert len(kept) + len(dropped) <= len(findings)
     result = ReviewResult(summary, kept, Coverage(world.paths), Usage(), "kimi-k3", "low")
     pub = publish_for(world, result)
@@ -283,7 +283,7 @@ def test_oversized_findings_still_render_within_github_s_limits(
         ],
         Finding("missing.py", 1, 1, "RIGHT", Severity.MINOR, "bug", title, body),
     ]
-    kept, dropped = check_findings(findings, world.change, max_comments=60)
+    kept, dropped = check_quoted(findings, world.change, max_comments=60)
     result = ReviewResult(
         summary, kept, Coverage(world.paths), Usage(), "kimi-k3", "low", 0.0, dropped
     )
@@ -322,7 +322,7 @@ def test_crafted_pieces_stay_in_their_place(world: World, crafted: dict[str, Any
         Finding(path, start, start, "RIGHT", Severity.MAJOR, **fields),
         Finding("people.py", 41, 41, "RIGHT", Severity.MINOR, "bug", "@second", "@x"),
     ]
-    kept = check_findings(findings, world.change)[0]
+    kept = check_quoted(findings, world.change)[0]
     if path.startswith("@"):  # a file name from the PR, listed in the body in backticks
         kept.append(dataclasses.replace(findings[0], placement=Placement.SUMMARY))
     summary = crafted.get("summary", "Summary.")
@@ -339,7 +339,7 @@ def test_a_line_number_of_a_trillion_is_checked_in_no_time(world: World) -> None
         Finding("new.py", 1, 10**12, "LEFT", Severity.MAJOR, "bug", "t", "b", "x\n"),
         Finding("old.py", 10**12, 10**12 + 5, "RIGHT", Severity.MAJOR, "bug", "t", "b", "x\n"),
     ]
-    kept, dropped = check_findings(far, world.change)
+    kept, dropped = check_quoted(far, world.change)
     assert len(kept) + len(dropped) == 3
     assert all(f.suggestion is None for f in kept)
 
@@ -353,7 +353,7 @@ def test_a_hostile_review_is_posted_neutralised_and_accepted_by_github(tmp_path:
         {
             "path": "people.py", "start_line": 2, "end_line": 2, "side": "RIGHT",
             "severity": "critical", "category": "bug", "title": "@octocat " + FORGED[:150],
-            "body": text, "suggestion": "    return age >= 18",
+            "body": text, "suggestion": "    return age >= 18", "evidence": "return age > 18",
         },
         {
             "path": "../people.py", "start_line": 1, "end_line": 1, "side": "LEFT",

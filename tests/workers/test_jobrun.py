@@ -176,6 +176,7 @@ def test_a_finding_posted_before_is_not_posted_again(tmp_path: Path) -> None:
         first = run_review_job(w.job("opened"), w.ctx)
         other = dict(PLANTED_BUG, start_line=5, end_line=5, severity="minor", suggestion=None)
         other["title"] = "greet builds strings by concatenation"
+        other["evidence"] = "def greet(name):"
         w.gh.push(REPO, "feature", {"people.py": PLANTED.replace("'hi ' + name", "'hi ' +name")})
         w.stub.push(submit(PLANTED_BUG, other))
         outcome = run_review_job(w.job("command", full=True), w.ctx)

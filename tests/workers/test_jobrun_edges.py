@@ -65,7 +65,8 @@ def test_more_than_50_annotations_take_several_patches(tmp_path: Path) -> None:
     changed = "".join(f"value_{i} = {i + 1}\n" for i in range(1, 61))
     findings = [
         dict(PLANTED_BUG, path="long.py", start_line=i, end_line=i, suggestion=None,
-             severity="nit", title=f"Constant {i} is off by one")
+             severity="nit", title=f"Constant {i} is off by one",
+             evidence=f"value_{i} = {i + 1}")
         for i in range(1, 56)
     ]  # fmt: skip
     base = {".gitneural.toml": config, "long.py": LONG}
@@ -84,6 +85,7 @@ def test_more_than_50_annotations_take_several_patches(tmp_path: Path) -> None:
 
 def test_a_finding_outside_the_diff_is_listed_in_the_body_with_a_link(tmp_path: Path) -> None:
     far = dict(PLANTED_BUG, path="long.py", start_line=40, end_line=41, suggestion=None)
+    far["evidence"] = "value_40 = 40\nvalue_41 = 41"
     far["title"] = "The table below no longer matches"
     changed = LONG.replace("value_2 = 2\n", "value_2 = 3\n")
     with job_world(tmp_path, base_files={"long.py": LONG}, pr_files={"long.py": changed}) as w:

@@ -13,6 +13,13 @@ from bot.review.tokens import estimate_tokens
 #: with status and language, the labels, and two fences with their ids (measured: about
 #: 31 tokens for a bare diff, 61 with context; tests/review/test_prompt.py checks the bound).
 FILE_OVERHEAD_TOKENS = 64
+#: The room left for context, once every bare diff is in, is granted in steps of this
+#: share of the budget. A re-review's prompt differs from the last one by a few tokens
+#: elsewhere (a commit added to the description, a line grown in the file that changed):
+#: on a full budget, those would take the context of some earlier file away and end K3's
+#: prefix cache there. In steps, they change which files show context only when they
+#: cross a step. Costs at most this share of the budget.
+CONTEXT_STEP = 1 / 256
 
 
 def file_cost(item: FileContext) -> int:
@@ -33,9 +40,10 @@ def pack(items: list[FileContext], budget: int) -> tuple[list[FileContext], list
 
     Coverage comes before depth. First the bare diffs are admitted smallest first, which
     reviews as many files as the budget allows (and never fewer for a larger budget);
-    then the remaining budget grows admitted files back to their full context, in the
-    given order. A file that does not fit even bare is skipped with its size, so the user
-    knows why and by how much. Both lists keep the given order.
+    then the remaining budget (in steps of :data:`CONTEXT_STEP`, unless every file fits
+    whole) grows admitted files back to their full context, in the given order. A file
+    that does not fit even bare is skipped with its size, so the user knows why and by how
+    much. Both lists keep the given order.
     """
     slim = [item.bare() if item.context_text else item for item in items]
     cost = [file_cost(s) for s in slim]
@@ -46,6 +54,9 @@ def pack(items: list[FileContext], budget: int) -> tuple[list[FileContext], list
             break  # every later file is at least as large
         remaining -= cost[i]
         admitted.add(i)
+    if sum(file_cost(item) for item in items) > budget:
+        step = max(1, int(budget * CONTEXT_STEP))
+        remaining -= remaining % step
     packed: list[FileContext] = []
     skipped: list[SkippedFile] = []
     for i, item in enumerate(items):

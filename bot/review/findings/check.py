@@ -7,7 +7,9 @@ finding whose note says so ("merged N duplicate(s): ...").
 
 Steps, in order: find the file (a path outside the change is dropped), check the lines
 exist (a finding that starts past the end of the file names no line and is dropped; one
-that ends past it is cut at the last line), anchor them (see
+that ends past it is cut at the last line), check the quoted evidence (see
+:mod:`bot.review.findings.evidence`: a finding whose quote is not there is dropped; one
+whose quote is a few lines away may move to it), anchor them (see
 :mod:`bot.review.findings.anchor`), check the suggestion (see
 :mod:`bot.review.findings.suggestions`; never on lines the model saw redacted, see
 :mod:`bot.review.secrets.redacted_change`), fingerprint (see
@@ -19,19 +21,19 @@ committed secret is always reported.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from collections.abc import Callable
 
 from bot.domain.change import Change
 from bot.domain.diff import SIDES, FileDiff, Side
-from bot.domain.results import Finding, Placement
+from bot.domain.results import Finding
 from bot.review.findings.anchor import anchor, find_file, normalise_path
-from bot.review.findings.fingerprint import (
-    SECRET_SOURCE,
-    fingerprint,
-    normalise_title,
-    secret_fingerprint,
-    similar_titles,
+from bot.review.findings.evidence import Quoted, check_evidence
+from bot.review.findings.fingerprint import SECRET_SOURCE, fingerprint
+from bot.review.findings.merging import (
+    add_note,
+    fingerprint_secrets,
+    merge_duplicates,
+    order_key,
 )
 from bot.review.findings.side_text import SideText, side_text
 from bot.review.findings.suggestions import apply_suggestion, suggestion_problem
@@ -43,21 +45,6 @@ PATH_NOT_IN_CHANGE = "path not in this change"
 
 _TextOf = Callable[[FileDiff, Side], SideText]
 _HiddenOf = Callable[[FileDiff], frozenset[int]]
-
-
-def _add_note(finding: Finding, note: str) -> None:
-    finding.note = f"{finding.note}; {note}" if finding.note else note
-
-
-def order_key(finding: Finding) -> tuple[int, bool, str, int, int]:
-    """Most severe first; then inline before summary, then path and line."""
-    return (
-        -finding.severity.rank,
-        finding.placement != Placement.INLINE,
-        finding.path,
-        finding.start_line,
-        finding.end_line,
-    )
 
 
 def _past_the_end(finding: Finding, text: SideText) -> str | None:
@@ -87,7 +74,7 @@ def _clamp(finding: Finding, text: SideText) -> bool:
         end = max(start, count)
     moved = (start, end) != tuple(sorted((finding.start_line, finding.end_line)))
     if moved:
-        _add_note(finding, f"lines {finding.start_line}-{finding.end_line} clamped to the file")
+        add_note(finding, f"lines {finding.start_line}-{finding.end_line} clamped to the file")
     finding.start_line, finding.end_line = start, end
     return moved
 
@@ -116,7 +103,7 @@ def _check_suggestion(
         )
     if problem is not None:
         finding.suggestion = None
-        _add_note(finding, f"suggestion dropped: {problem}")
+        add_note(finding, f"suggestion dropped: {problem}")
 
 
 def _check_one(
@@ -127,22 +114,29 @@ def _check_one(
     if finding.path != file.path:
         renamed = file.old_path != file.path
         if renamed and normalise_path(finding.path) in (file.old_path, f"a/{file.old_path}"):
-            _add_note(finding, f"{finding.path} is the old name of {file.path}")
+            add_note(finding, f"{finding.path} is the old name of {file.path}")
         finding.path = file.path
     side = str(finding.side).upper()
     if side not in SIDES:
-        _add_note(finding, f"side {finding.side!r} read as RIGHT")
+        add_note(finding, f"side {finding.side!r} read as RIGHT")
         side = "RIGHT"
     finding.side = "LEFT" if side == "LEFT" else "RIGHT"
     past = _past_the_end(finding, text_of(file, finding.side))
     if past is not None and finding.source != SECRET_SOURCE:
         return past
     moved = _clamp(finding, text_of(file, finding.side))
+    quoted = check_evidence(finding, file, lambda: text_of(file, "RIGHT").lines)
+    if isinstance(quoted, str):
+        return quoted
+    if isinstance(quoted, Quoted) and quoted.moves:
+        add_note(finding, quoted.note(finding.start_line, finding.end_line))
+        finding.side, finding.start_line, finding.end_line = quoted.side, quoted.start, quoted.end
+        moved = True
     where = anchor(file, finding.side, finding.start_line, finding.end_line)
     finding.side, finding.start_line, finding.end_line = where.side, where.start, where.end
     finding.placement = where.placement
     if where.note:
-        _add_note(finding, where.note)
+        add_note(finding, where.note)
     text = text_of(file, finding.side)
     if finding.suggestion is not None:
         hidden = hidden_of(file) if finding.side == "RIGHT" else frozenset()
@@ -151,56 +145,6 @@ def _check_one(
         code = "".join(text.known(finding.start_line, finding.end_line))
         finding.fingerprint = fingerprint(finding.path, code, finding.title)
     return finding
-
-
-def _fingerprint_secrets(findings: list[Finding]) -> None:
-    groups: defaultdict[tuple[str, str], list[Finding]] = defaultdict(list)
-    for finding in findings:
-        # The secret scan may name its findings itself (it knows which secret it saw).
-        if finding.source == SECRET_SOURCE and not finding.fingerprint:
-            groups[(finding.path, normalise_title(finding.title))].append(finding)
-    for (path, title), group in groups.items():
-        group.sort(key=lambda f: (f.start_line, f.end_line))
-        for rank, finding in enumerate(group):
-            finding.fingerprint = secret_fingerprint(path, title, rank)
-
-
-def _duplicates(a: Finding, b: Finding) -> bool:
-    if a.fingerprint and a.fingerprint == b.fingerprint:
-        return True
-    return (
-        a.path == b.path
-        and a.side == b.side
-        and a.start_line <= b.end_line
-        and b.start_line <= a.end_line
-        and similar_titles(a.title, b.title)
-    )
-
-
-def _merge_duplicates(findings: list[Finding]) -> list[Finding]:
-    """One finding per duplicate group; the most severe survives (a secret always)."""
-    secrets = [f for f in findings if f.source == SECRET_SOURCE]
-    others = sorted(
-        (f for f in findings if f.source != SECRET_SOURCE),
-        key=lambda f: (*order_key(f)[:2], f.suggestion is None),
-    )
-    survivors: list[Finding] = list(secrets)
-    merged: dict[int, list[Finding]] = defaultdict(list)
-    for finding in others:
-        into = next((s for s in survivors if _duplicates(s, finding)), None)
-        if into is None:
-            survivors.append(finding)
-            continue
-        merged[id(into)].append(finding)
-        if finding.severity.rank > into.severity.rank:
-            into.severity = finding.severity
-    for survivor in survivors:
-        group = merged.get(id(survivor))
-        if group:
-            what = ", ".join(f"{f.title!r} ({f.severity}, line {f.start_line})" for f in group)
-            plural = "s" if len(group) > 1 else ""
-            _add_note(survivor, f"merged {len(group)} duplicate{plural}: {what}")
-    return survivors
 
 
 def check_findings(
@@ -236,8 +180,8 @@ def check_findings(
             dropped.append((dataclasses.replace(original), result))
         else:
             checked.append(result)
-    _fingerprint_secrets(checked)
-    ordered = sorted(_merge_duplicates(checked), key=order_key)
+    fingerprint_secrets(checked)
+    ordered = sorted(merge_duplicates(checked), key=order_key)
     room = max(0, max_comments - sum(f.source == SECRET_SOURCE for f in ordered))
     kept: list[Finding] = []
     for finding in ordered:

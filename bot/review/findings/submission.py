@@ -2,9 +2,14 @@
 
 The arguments are checked against ``prompts/submit_review.schema.json`` (the schema the
 model was given), so a bad answer is explained in the schema's own terms in the one
-repair turn the model gets. K3 sometimes answers in ``content`` instead of calling the
-tool, with reasoning or stray text around the JSON: :func:`extract_submission` finds a
-valid object in such text.
+repair turn the model gets. One requirement is relaxed here: a finding without
+``evidence`` is not worth a repair turn (it resends the whole review, minutes at K3's
+pace, and can push a hook past its time budget and lose every finding for the sake of
+one); it is parsed, and the evidence check holds it back like a finding whose quote is
+invented (:mod:`bot.review.findings.evidence`).
+
+K3 sometimes answers in ``content`` instead of calling the tool, with reasoning or stray
+text around the JSON: :func:`extract_submission` finds a valid object in such text.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ _MAX_ERRORS = 5
 _MAX_ERROR_CHARS = 160
 #: Start positions tried in ``content`` before giving up (bounds the work on huge text).
 _MAX_CANDIDATES = 2000
+#: Required in the schema K3 is given, optional when its answer is read (see above).
+_HELD_BACK_NOT_REPAIRED = ("evidence",)
+#: Keys whose ``null`` means "none" rather than a mistake.
+_NULLABLE = ("suggestion", "evidence")
 
 
 @dataclass
@@ -49,6 +58,8 @@ def _validator() -> jsonschema.protocols.Validator:
     import jsonschema
 
     schema = prompts.submit_review_schema()
+    item = schema["properties"]["findings"]["items"]
+    item["required"] = [key for key in item["required"] if key not in _HELD_BACK_NOT_REPAIRED]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
     validator: jsonschema.protocols.Validator = cls(schema)
@@ -88,25 +99,33 @@ def _finding(item: dict[str, Any]) -> Finding:
         body=item["body"],
         suggestion=item.get("suggestion"),
         note=note,
+        evidence=item.get("evidence"),
     )
 
 
-def _drop_null_suggestions(data: Any) -> Any:
-    # ``"suggestion": null`` means "no suggestion"; a repair turn for it would waste minutes.
+def _lenient(finding: dict[str, Any]) -> dict[str, Any]:
+    """Harmless slips read as meant; a repair turn for them would waste minutes."""
+    fixed = dict(finding)
+    evidence = fixed.get("evidence")
+    # Quoted lines given as a list of lines are the same quote.
+    if isinstance(evidence, list) and evidence and all(isinstance(x, str) for x in evidence):
+        fixed["evidence"] = "\n".join(evidence)
+    elif isinstance(evidence, str) and not evidence.strip():
+        fixed["evidence"] = None  # quotes nothing: held back by the evidence check
+    # ``null`` means "none".
+    return {k: v for k, v in fixed.items() if not (k in _NULLABLE and v is None)}
+
+
+def _read_leniently(data: Any) -> Any:
     if isinstance(data, dict) and isinstance(data.get("findings"), list):
-        findings = [
-            {k: v for k, v in f.items() if not (k == "suggestion" and v is None)}
-            if isinstance(f, dict)
-            else f
-            for f in data["findings"]
-        ]
+        findings = [_lenient(f) if isinstance(f, dict) else f for f in data["findings"]]
         data = {**data, "findings": findings}
     return data
 
 
 def validate_submission(data: Any) -> Submission:
     """A :class:`Submission` from decoded arguments; :class:`SubmissionError` if invalid."""
-    data = _drop_null_suggestions(data)
+    data = _read_leniently(data)
     problems = _schema_problems(data)
     if problems:
         raise SubmissionError(
@@ -185,6 +204,7 @@ def repair_message(error: SubmissionError) -> str:
         "Call `submit_review` again, once, with the complete review: arguments that are a "
         "single JSON object matching the function's schema exactly (summary and findings; "
         "each finding with path, start_line, end_line, side RIGHT or LEFT, severity "
-        "critical, major, minor or nit, category, title, body and an optional suggestion; "
-        "no other keys). Do not answer in text."
+        "critical, major, minor or nit, category, title, body, evidence (one to three "
+        "lines quoted exactly from the code the finding is about) and an optional "
+        "suggestion; no other keys). Do not answer in text."
     )
