@@ -24,6 +24,7 @@ from bot.errors import ConfigError
 
 DATABASE_ENV = "GITNEURAL_DATABASE_URL"
 _BUSY_SECONDS = 30
+_CONNECT_SECONDS = 5
 _SUPPORTED = ("sqlite", "postgresql")
 
 
@@ -93,7 +94,15 @@ def create_engine(url: str) -> sa.Engine:
         return engine
     if parsed.get_driver_name() == "":
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return sa.create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    # A server that drops packets instead of refusing would hold a connect (and /readyz,
+    # and a job) for minutes without a timeout.
+    return sa.create_engine(
+        parsed,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=5,
+        connect_args={"connect_timeout": _CONNECT_SECONDS},
+    )
 
 
 @dataclass
