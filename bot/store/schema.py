@@ -1,8 +1,9 @@
 """The store's tables, as SQLAlchemy models; Alembic's revisions create them.
 
-Every model derives from :class:`Base`, whose naming convention gives constraints and
-indexes stable names on SQLite and PostgreSQL alike (Alembic needs them to alter
-tables later). Each revision in ``migrations/versions`` creates or changes exactly what
+Every model derives from :class:`~bot.store.base.Base`. The tables of one subject live
+in a module of their own (``findings.py``: what GitNeural reported on pull requests and
+what became of it), imported here so that Alembic and the model/migration comparison
+see them all. Each revision in ``migrations/versions`` creates or changes exactly what
 these models declare; a test compares the two.
 """
 
@@ -11,23 +12,12 @@ from __future__ import annotations
 import datetime as dt
 
 import sqlalchemy as sa
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from bot.store.base import NAMING, Base, utcnow
+from bot.store.findings import StoredFinding
 
-
-class Base(DeclarativeBase):
-    metadata = sa.MetaData(naming_convention=NAMING)
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+__all__ = ["NAMING", "Base", "StoreInfo", "StoredFinding", "utcnow"]
 
 
 class StoreInfo(Base):
