@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, Severity
+from bot.render.conversation import FindingMarker
 from bot.render.sanitize import (
     neutralise_markers,
     sanitize_inline,
@@ -149,14 +150,16 @@ def _note(finding: Finding) -> str:
 
 
 def comment_body(finding: Finding) -> str:
-    """The body of an inline comment: headline, explanation, suggestion, note."""
+    """The body of an inline comment: headline, explanation, suggestion, note, and the
+    finding's hidden marker (a reply in its thread is then known to be about it)."""
     fence = suggestion_fence(finding.suggestion) if finding.suggestion is not None else ""
     if len(fence) > MAX_BODY // 2:
         fence = ""  # a replacement this long is not a suggestion anyone reviews
     head, note = _headline(finding), _note(finding)
-    room = MAX_BODY - len(head) - len(fence) - len(note) - 16
+    marker = FindingMarker(finding.fingerprint, str(finding.severity)).render()
+    room = MAX_BODY - len(head) - len(fence) - len(note) - len(marker) - 16
     text = sanitize_markdown(finding.body, limit=max(200, room)) if finding.body.strip() else ""
-    return "\n\n".join(p for p in (head, text, fence, note) if p)
+    return "\n\n".join(p for p in (head, text, fence, note, marker) if p)
 
 
 def inline_comment(finding: Finding) -> dict[str, Any]:

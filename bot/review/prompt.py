@@ -37,8 +37,10 @@ from bot.text import encode_text, printable
 SUBMIT_REVIEW = "submit_review"
 SYSTEM_TEMPLATE = "system.md.j2"
 REVIEW_TEMPLATE = "review.md.j2"
-#: The change as the model reads it, included by the review and ``/ask`` templates.
+#: The change as the model reads it, included by the review and ``/ask`` templates, and
+#: the fence macro every template imports.
 CHANGE_TEMPLATE = "change.md.j2"
+FENCE_TEMPLATE = "fence.md.j2"
 #: Bump when the code that shapes the prompt changes (labels, headers); template and
 #: schema changes are picked up by the digest in PROMPT_VERSION by themselves.
 _FORMAT_VERSION = "1"
@@ -48,7 +50,8 @@ _FENCE_ID = re.compile(r"untrusted-([0-9a-f]{12})", re.IGNORECASE)
 
 def _digest() -> str:
     sha = hashlib.sha256()
-    for name in (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, CHANGE_TEMPLATE, prompts.SUBMIT_REVIEW_SCHEMA):
+    names = (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, CHANGE_TEMPLATE, FENCE_TEMPLATE)
+    for name in (*names, prompts.SUBMIT_REVIEW_SCHEMA):
         sha.update(prompts.read_text(name).encode("utf-8"))
     return sha.hexdigest()[:12]
 
