@@ -1,11 +1,13 @@
 """What a worker needs to run review jobs: App credentials, the token cache, the mirror
-cache and the model settings, made once per worker process and shared by its jobs."""
+cache and the model settings, made once per worker process and shared by its jobs; the
+App's bot account (asked of GitHub once) and the store (opened once), when first needed."""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import github
@@ -13,9 +15,11 @@ import github
 from bot.envvars import data_dir, env_bool, env_float
 from bot.gh.client import installation_client
 from bot.gh.credentials import AppCredentials
+from bot.gh.identity import BotIdentity, app_identity
 from bot.gh.mirror import MirrorCache
 from bot.gh.tokens import InstallationTokens
 from bot.llm.settings import LLMSettings
+from bot.store import Store, database_url, open_store, upgrade
 
 
 @dataclass
@@ -25,8 +29,8 @@ class WorkerContext:
     mirrors: MirrorCache
     llm: LLMSettings
     data_dir: Path
-    #: The App's bot account (``<slug>[bot]``). Only its reviews count as GitNeural's;
-    #: when unknown, any bot account's review carrying GitNeural's marker does.
+    #: ``GITNEURAL_BOT_LOGIN`` (``<slug>[bot]``), if set; otherwise the account is asked of
+    #: GitHub (:meth:`identity`). Only its reviews and comments count as GitNeural's.
     bot_login: str | None
     #: PyGithub's pacing between requests (keeps secondary rate limits away); tests
     #: turn it off.
@@ -36,6 +40,11 @@ class WorkerContext:
     review_seconds: float | None = None
     #: Seconds before a GitHub request without an answer is given up.
     github_timeout: int = 30
+    #: ``GITNEURAL_DATABASE_URL``; None: SQLite in ``data_dir``.
+    database_url: str | None = None
+    _identity: BotIdentity | None = field(default=None, init=False, repr=False)
+    _store: Store | None = field(default=None, init=False, repr=False)
+    _once: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
@@ -57,7 +66,33 @@ class WorkerContext:
             bot_login=env.get("GITNEURAL_BOT_LOGIN", "").strip() or None,
             github_pacing=env_bool(env, "GITNEURAL_GITHUB_PACING", True),
             review_seconds=review_seconds if review_seconds > 0 else None,
+            database_url=database_url(env),
         )
+
+    def identity(self) -> BotIdentity:
+        """The App's bot account: ``GITNEURAL_BOT_LOGIN``, else ``GET /app`` (once)."""
+        with self._once:
+            if self._identity is None:
+                self._identity = (
+                    BotIdentity.from_login(self.bot_login)
+                    if self.bot_login
+                    else app_identity(self.creds, timeout=self.github_timeout)
+                )
+            return self._identity
+
+    def login(self) -> str:
+        """The REST login GitNeural's reviews and comments are written by."""
+        return self.identity().rest_login
+
+    def store(self) -> Store:
+        """The store, opened (and brought to the newest schema) on first use."""
+        with self._once:
+            if self._store is None:
+                url = self.database_url or database_url({"GITNEURAL_DATA_DIR": str(self.data_dir)})
+                store = open_store(url)
+                upgrade(store)
+                self._store = store
+            return self._store
 
     def github(self, installation_id: int) -> github.Github:
         """A client acting as the installation; it never retries a POST."""

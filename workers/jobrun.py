@@ -34,7 +34,7 @@ from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
 from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.text import one_line
 from workers.context import WorkerContext
 from workers.job_check import JobCheck
@@ -118,7 +118,7 @@ def run_review_job(
     return outcome
 
 
-def add_eyes_reaction(job: ReviewJob, ctx: WorkerContext) -> None:
+def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: WorkerContext) -> None:
     """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
     if job.comment_id is None:
         return
@@ -156,7 +156,7 @@ class _JobRun:
     def _reviews(self) -> list[PostedReview]:
         job = self.job
         return gitneural_reviews(
-            self.gh, job.repo, job.pr_number, self.ctx.bot_login, on_401=self._forget_token
+            self.gh, job.repo, job.pr_number, self.ctx.login(), on_401=self._forget_token
         )
 
     def run(self) -> JobOutcome:
@@ -270,7 +270,7 @@ class _JobRun:
 
     def _quota_notice(self) -> None:
         try:
-            if quota_notice_due(self.gh, self.job, self.ctx.bot_login, self.earlier):
+            if quota_notice_due(self.gh, self.job, self.ctx.login(), self.earlier):
                 post_issue_comment(self.gh, self.job.repo, self.job.pr_number, QUOTA_NOTICE)
         except GitHubError as exc:
             log.warning("%s: could not post the quota notice: %s", self.name, exc)

@@ -7,7 +7,9 @@ one machine. It is then a small supervisor of three child processes:
     gitneural serve
     ├── gitneural serve --no-worker    gunicorn: webhook → CeleryJobQueue → broker
     ├── gitneural worker -Q reviews    reviews, N threads
-    └── gitneural worker -Q fast       eyes reactions, never queued behind reviews
+    └── gitneural worker -Q fast,conversations
+                                       eyes reactions, replies and /ask, never queued
+                                       behind reviews
 
 SIGTERM or SIGINT stops all three (workers finish or requeue running reviews within
 ``GITNEURAL_SHUTDOWN_GRACE``); if one child dies, the others are stopped and ``serve``
@@ -35,8 +37,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gitneural.serve")
 
-QUEUES: Final = ("reviews", "fast")
-FAST_CONCURRENCY: Final = 2
+QUEUES: Final = ("reviews", "fast", "conversations")
+#: ``gitneural serve``'s second worker: eyes reactions (quick) and conversations (a reply
+#: in a thread, /ask: minutes at most), never queued behind reviews.
+FAST_QUEUES: Final = "fast,conversations"
+FAST_CONCURRENCY: Final = 6
 #: Beyond the workers' grace: time to requeue, close connections and exit.
 _EXIT_MARGIN: Final = 15.0
 
@@ -80,7 +85,7 @@ def add_parser(commands: Any) -> None:
         "--queues",
         type=_queues,
         default=QUEUES,
-        help="comma-separated: reviews, fast (default both)",
+        help="comma-separated: reviews, fast, conversations (default all)",
     )
     worker.add_argument(
         "--pool", choices=("threads", "prefork", "solo"), help="Celery pool (default threads)"
@@ -184,7 +189,7 @@ def run_serve(args: argparse.Namespace) -> int:
         "web": [*base, "serve", "--no-worker", "--host", args.host, "--port", str(args.port),
                 "--workers", str(args.workers), "--threads", str(args.threads)],
         "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
-        "fast worker": [*base, "worker", "-Q", "fast", "-c", str(FAST_CONCURRENCY)],
+        "fast worker": [*base, "worker", "-Q", FAST_QUEUES, "-c", str(FAST_CONCURRENCY)],
     }  # fmt: skip
     return supervise(children, settings.shutdown_grace + _EXIT_MARGIN)
 
@@ -199,7 +204,11 @@ def run_worker(args: argparse.Namespace) -> int:
     _check_worker_env()
     log.info("%s", upgrade_store())
     app = create_celery(settings)
-    names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
+    names = {
+        "reviews": settings.review_queue,
+        "fast": settings.fast_queue,
+        "conversations": settings.conversation_queue,
+    }
     label = "-".join(args.queues)
     argv = [
         "worker",

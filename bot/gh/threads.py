@@ -36,6 +36,8 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: Stri
           path
           line
           startLine
+          originalLine
+          originalStartLine
           diffSide
           comments(first: 100) {
             totalCount
@@ -84,6 +86,9 @@ class ReviewThread:
     #: Where the thread is on the PR's current diff (None when outdated).
     line: int | None
     start_line: int | None
+    #: Where it was when posted.
+    original_line: int | None
+    original_start_line: int | None
     side: str
     comments: tuple[ThreadComment, ...]
     #: The thread has more than the 100 comments read.
@@ -92,6 +97,14 @@ class ReviewThread:
     @property
     def first(self) -> ThreadComment | None:
         return self.comments[0] if self.comments else None
+
+    def lines(self) -> tuple[int, int] | None:
+        """``(start, end)`` of the thread's lines: where they are now, else where they were."""
+        end = self.line or self.original_line
+        if end is None:
+            return None
+        start = (self.start_line if self.line else self.original_start_line) or end
+        return min(start, end), end
 
     def comment(self, comment_id: int) -> ThreadComment | None:
         return next((c for c in self.comments if c.id == comment_id), None)
@@ -112,6 +125,10 @@ def _comment(node: dict[str, Any]) -> ThreadComment | None:
     )
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _thread(node: dict[str, Any]) -> ReviewThread:
     connection = node.get("comments") or {}
     nodes = connection.get("nodes") or []
@@ -122,8 +139,10 @@ def _thread(node: dict[str, Any]) -> ReviewThread:
         resolved=bool(node.get("isResolved")),
         outdated=bool(node.get("isOutdated")),
         path=str(node.get("path") or ""),
-        line=node.get("line") if isinstance(node.get("line"), int) else None,
-        start_line=node.get("startLine") if isinstance(node.get("startLine"), int) else None,
+        line=_int(node.get("line")),
+        start_line=_int(node.get("startLine")),
+        original_line=_int(node.get("originalLine")),
+        original_start_line=_int(node.get("originalStartLine")),
         side=str(node.get("diffSide") or "RIGHT"),
         comments=comments,
         truncated=isinstance(total, int) and total > len(comments),

@@ -98,15 +98,3 @@ def answer_body(question: str, text: str, *, to: int) -> str:
 def notice_body(text: str, *, kind: Kind, to: int) -> str:
     """GitNeural's own one-line notice in place of an answer (usage, a failure)."""
     return f"{text}\n\n{answer_marker(kind, to)}"
-
-
-def question_of(body: str | None) -> str | None:
-    """The question of an ``/ask`` comment ("" when there is none), or None if the
-    comment is not ``/ask``: its first non-blank line starts with the command."""
-    stripped = (body or "").lstrip()
-    first, _, rest = stripped.partition("\n")
-    words = first.split(maxsplit=1)
-    if not words or words[0].lower() != "/ask":
-        return None
-    head = words[1] if len(words) > 1 else ""
-    return f"{head}\n{rest}".strip()
