@@ -65,11 +65,12 @@ def _send(gh: github.Github, doc: Document, variables: dict[str, Any], doing: st
     try:
         _headers, data = gh.requester.graphql_query(doc.text, variables)
     except GithubException as exc:
-        if exc.status == 400 and isinstance(exc.data, dict) and "errors" in exc.data:
-            # GitHub answered 200 with errors: the query is wrong, or names what is gone.
+        if isinstance(exc.data, dict) and "errors" in exc.data:
+            # GitHub answered 200 with errors (PyGithub says 400, or 404 for NOT_FOUND):
+            # the query is wrong, or names what is gone. Retrying changes nothing.
             raise GitHubError(
                 f"GitHub refused the {doc.name} query when {doing}: {_errors_text(exc.data)}",
-                status=422,
+                status=404 if exc.status == 404 else 422,
             ) from None
         raise
     return data.get("data") if isinstance(data, dict) else None

@@ -58,6 +58,19 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: Stri
 )
 
 
+RESOLVE_THREAD = document(
+    "ResolveReviewThread",
+    """
+mutation ResolveReviewThread($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) {
+    thread { id isResolved }
+  }
+}
+""",
+    mutation=True,
+)
+
+
 @dataclass(frozen=True)
 class ThreadComment:
     #: The REST id (the number ``POST …/comments/{id}/replies`` takes).
@@ -184,3 +197,17 @@ def read_review_threads(
 def thread_of(threads: Iterable[ReviewThread], comment_id: int) -> ReviewThread | None:
     """The thread holding comment ``comment_id`` (its first comment, or a reply)."""
     return next((t for t in threads if t.comment(comment_id) is not None), None)
+
+
+def resolve_thread(
+    gh: github.Github, node_id: str, *, on_401: Callable[[], None] | None = None
+) -> bool:
+    """Resolve the review thread ``node_id`` (``PRRT_…``); whether it is resolved now.
+
+    Resolving is GraphQL only; resolving a resolved thread changes nothing, so the
+    mutation is safe to send again after a lost answer."""
+    data = run_query(
+        gh, RESOLVE_THREAD, {"threadId": node_id}, doing="resolving a review thread", on_401=on_401
+    )
+    thread = (data.get("resolveReviewThread") or {}).get("thread") or {}
+    return bool(thread.get("isResolved"))
