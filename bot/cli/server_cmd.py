@@ -229,6 +229,10 @@ def run_worker(args: argparse.Namespace) -> int:
 def _check_worker_env() -> None:
     # Fail at start, with the variable to fix, rather than on every job; and import the
     # job runner now, so a broken install stops the worker instead of failing each job.
+    # Every job sends requests, too: the model SDK is loaded now (about half a second),
+    # not while the first reply of a worker's life waits for its answer.
+    import openai  # noqa: F401
+
     import workers.jobrun  # noqa: F401
     from workers.context import WorkerContext
 
