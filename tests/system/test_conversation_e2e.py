@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -285,3 +286,34 @@ def test_another_bot_s_review_with_gitneural_s_marker_is_not_gitneural_s(
     assert len(mine) == 1
     # The worker asked GitHub who GitNeural is once, not per job.
     assert len(w.gh.requests(method="GET", path="/app")) == 1
+
+
+@pytest.mark.slow
+def test_a_reply_held_by_a_killed_worker_is_answered_once_by_the_next(tmp_path: Path) -> None:
+    with app_world(tmp_path, check_history=True) as world:
+        env = world.env(
+            tmp_path / "data",
+            GITNEURAL_QUEUE_PREFIX=unique_prefix(),
+            GITNEURAL_TASK_SOFT_TIME_LIMIT="8",
+            GITNEURAL_TASK_TIME_LIMIT="9",
+            GITNEURAL_VISIBILITY_TIMEOUT="10",
+        )
+        settings = WorkerSettings.from_env(env)
+        queue = CeleryJobQueue(create_celery(settings), settings)
+        number = world.new_pull()
+        top = gitneural_thread(world.gh, REPO, number)
+        reply = world.gh.add_thread_reply(REPO, number, top["id"], "Why?")
+        job = _job(reply_payload(world.gh, REPO, number, reply), "killed-1")
+        # The model takes its time with the first turn: the worker dies meanwhile.
+        world.stub.push(Reply(tool_calls=[("read_file", {"path": "people.py"})], delay=6.0))
+        with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
+            worker_ready(first)
+            queue.submit(job)
+            wait_for(lambda: world.stub.chat_requests, "the reply to reach the model", 30)
+            assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        assert answers_in_thread(world.gh, REPO, number, top["id"]) == []
+        with GitNeuralProcess(["worker"], env, tmp_path / "second.log") as second:
+            deployment = Deployment("sqlite", world, env, "", second, queue)
+            [(status, _, _)] = deployment.answered(reply["id"])
+        assert status == "answered"
+        assert len(answers_in_thread(world.gh, REPO, number, top["id"])) == 1
