@@ -74,7 +74,9 @@ def _question(found: GitNeuralThread) -> ThreadQuestion:
                     visible_text(c.body))
         for c in shown[-MAX_ENTRIES:]
     )  # fmt: skip
-    return ThreadQuestion(finding, entries, found.reply.login, truncated or thread.truncated)
+    return ThreadQuestion(
+        finding, entries, found.reply.login, truncated or thread.truncated, thread.outdated
+    )
 
 
 def _dismiss(

@@ -48,6 +48,9 @@ class ThreadQuestion:
     asker: str
     #: Earlier replies were left out (a very long thread).
     truncated: bool = False
+    #: The finding's lines changed since it was posted (GitHub's "outdated" thread): its
+    #: line numbers are where it was, the code shown is the head's.
+    outdated: bool = False
 
 
 @dataclass(frozen=True)

@@ -297,3 +297,14 @@ def test_an_edited_or_deleted_question_and_a_closed_pull_request(w: World) -> No
     closed = run_conversation_job(dataclasses.replace(reply_job(w, reply), comment_id=1), w.ctx)
     assert (edited.status, deleted.status, closed.status) == ("ignored", "ignored", "gone")
     assert w.stub.chat_requests == []
+
+
+def test_an_outdated_thread_is_answered_with_the_head_s_code_and_says_so(w: World) -> None:
+    top = gitneural_thread(w.gh, REPO, w.number)
+    fixed = PLANTED.replace("return age > 18", "return age >= 18  # fixed")
+    w.gh.push(REPO, "feature", {"people.py": fixed}, "Fix it")
+    reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Fixed now?")
+    assert run_conversation_job(reply_job(w, reply), w.ctx).status == "answered"
+    prompt = chats(w)[0]["messages"][1]["content"]
+    assert 'File "people.py", line 2, severity critical. The thread is outdated' in prompt
+    assert "2|     return age >= 18  # fixed" in prompt

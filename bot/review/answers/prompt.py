@@ -81,6 +81,7 @@ def reply_messages(
             for e, text in zip(question.entries, texts, strict=True)
         ],
         truncated=question.truncated,
+        outdated=question.outdated,
         asker=_login(question.asker),
         agentic=agentic,
     )
