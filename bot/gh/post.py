@@ -1,12 +1,13 @@
-"""Posting one review, ``event: COMMENT``, exactly once.
+"""Posting one review, ``event: COMMENT``, exactly once; and any other text, once
+(:func:`post_once`: the answers in threads and to ``/ask`` use it too).
 
 A POST is never retried blindly: when it fails without a clear "not stored" answer (a
-5xx, a reset connection, a timeout), GitNeural first reads the PR's reviews back and
-looks for its marker with this head and delivery. After a 5xx that did not land, it is
-posted again, once; after no answer at all, GitHub may still be storing it, so the job
-is left to retry later (and reads the reviews first). A 422 means GitHub stored
-nothing; it does not say which comment it refused, so the retry moves every inline
-comment into the body.
+5xx, a reset connection, a timeout), GitNeural first reads back and looks for its marker
+(for a review: this head and delivery). After a 5xx that did not land, it is posted
+again, once; after no answer at all, GitHub may still be storing it, so the job is left
+to retry later (and reads back first). A 422 means GitHub stored nothing; for a review it
+does not say which comment it refused, so the retry moves every inline comment into the
+body.
 """
 
 from __future__ import annotations
