@@ -33,7 +33,7 @@ from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
 from tests.support.store import store_url  # noqa: F401 - the fixture
 from workers.conversation import QUOTA_NOTICE, run_conversation_job
-from workers.jobrun import run_review_job
+from workers.jobrun import TransientJobError, run_review_job
 
 
 @pytest.fixture
@@ -308,3 +308,17 @@ def test_an_outdated_thread_is_answered_with_the_head_s_code_and_says_so(w: Worl
     prompt = chats(w)[0]["messages"][1]["content"]
     assert 'File "people.py", line 2, severity critical. The thread is outdated' in prompt
     assert "2|     return age >= 18  # fixed" in prompt
+
+
+def test_model_overload_is_left_to_the_task_s_retry_and_nothing_is_posted(w: World) -> None:
+    overloaded = Reply.http_error(429, "engine_overloaded_error", "busy", retry_after=3)
+    w.stub.push(overloaded, overloaded)  # the client's own retry meets the second
+    top = gitneural_thread(w.gh, REPO, w.number)
+    reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
+    job = reply_job(w, reply)
+    with pytest.raises(TransientJobError) as raised:
+        run_conversation_job(job, w.ctx)
+    assert raised.value.retry_after == 3.0
+    assert answers_in_thread(w.gh, REPO, w.number, top["id"]) == []
+    assert run_conversation_job(job, w.ctx).status == "answered"  # the retry answers
+    assert len(answers_in_thread(w.gh, REPO, w.number, top["id"])) == 1
