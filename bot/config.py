@@ -127,11 +127,22 @@ class GitHubSettings:
 
 
 @dataclass
+class ConversationSettings:
+    """Answers in the threads of GitNeural's findings and to ``/ask`` (the App only)."""
+
+    #: Answer replies in GitNeural's threads and ``/ask`` (from github.allowed_associations).
+    enabled: bool = True
+    #: Reasoning effort of an answer: someone is waiting for it, so not ``max``.
+    effort: Effort = "high"
+
+
+@dataclass
 class Config:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     hook: HookSettings = field(default_factory=HookSettings)
     github: GitHubSettings = field(default_factory=GitHubSettings)
+    conversation: ConversationSettings = field(default_factory=ConversationSettings)
 
     def ignore_globs(self) -> list[str]:
         base = list(DEFAULT_IGNORES) if self.review.default_ignores else []

@@ -1,4 +1,5 @@
-"""The plain job a webhook produces and a worker consumes, and the queue between them.
+"""The plain jobs a webhook produces and a worker consumes, and the queue between them:
+a :class:`ReviewJob`, or a :class:`ConversationJob` (a reply or ``/ask`` to answer).
 
 A job carries ids and small strings only: the worker mints its own installation token and
 reads the pull request itself, so nothing secret or large ever sits in the broker.
@@ -108,8 +109,7 @@ def _check(job: ReviewJob) -> None:
             "invalid review job: installation_id, pr_number and comment_id must be "
             "positive 64-bit ids"
         )
-    parts = job.repo.split("/")
-    if len(parts) != 2 or not all(_NAME.fullmatch(p) and p not in (".", "..") for p in parts):
+    if not _valid_repo(job.repo):
         raise JobError(
             "invalid review job: repo must be 'owner/name' of letters, digits, '-', '_' and '.'"
         )
@@ -119,6 +119,100 @@ def _check(job: ReviewJob) -> None:
         raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
 
 
+ConversationTrigger = Literal["reply", "ask"]
+CONVERSATION_TRIGGERS: Final[tuple[str, ...]] = get_args(ConversationTrigger)
+
+
+@dataclass(frozen=True)
+class ConversationJob:
+    """A reply in one of GitNeural's review threads, or an ``/ask`` comment, to answer.
+
+    Keyed by the comment that asks (:attr:`key`): whatever delivered it, and however
+    often, it is answered once.
+    """
+
+    installation_id: int
+    repo: str
+    pr_number: int
+    #: ``reply`` (in a review thread) or ``ask`` (``/ask`` on the PR).
+    trigger: str
+    #: The comment that asks: the reply in the thread, or the ``/ask`` comment.
+    comment_id: int
+    delivery_id: str
+    #: ``reply``: the comment it answers (GitHub's ``in_reply_to_id``: the thread's first).
+    in_reply_to: int | None = None
+    requested_by: str | None = None
+    #: Checked again by the worker against the repository's ``allowed_associations``.
+    author_association: str | None = None
+    #: When the comment was written (ISO 8601, as GitHub sent it): ``/ask`` reads the
+    #: PR's comments from then on, the question and any answer to it, in one request.
+    created_at: str | None = None
+    #: When the webhook queued it (seconds since the epoch): the job's duration, from
+    #: delivery to answer, is measured from here.
+    queued_at: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_conversation(self)
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo.lower()}#{self.pr_number}:{self.trigger}:{self.comment_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ConversationJob:
+        if not isinstance(d, dict):
+            raise JobError(f"a conversation job must be a JSON object, not {type(d).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        try:
+            return cls(**{k: v for k, v in d.items() if k in known})
+        except TypeError as exc:
+            raise JobError(f"invalid conversation job: {exc}") from None
+
+
+_CONVERSATION_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "installation_id": (int,),
+    "repo": (str,),
+    "pr_number": (int,),
+    "trigger": (str,),
+    "comment_id": (int,),
+    "delivery_id": (str,),
+    "in_reply_to": (int, type(None)),
+    "requested_by": (str, type(None)),
+    "author_association": (str, type(None)),
+    "created_at": (str, type(None)),
+}
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(?:Z|[+-][0-9]{2}:[0-9]{2})")
+
+
+def _check_conversation(job: ConversationJob) -> None:
+    for name, types in _CONVERSATION_TYPES.items():
+        value = getattr(job, name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise JobError(f"invalid conversation job: {name} has type {type(value).__name__}")
+    ids = (job.installation_id, job.pr_number, job.comment_id, job.in_reply_to or 1)
+    if not all(0 < value <= _MAX_ID for value in ids):
+        raise JobError("invalid conversation job: its ids must be positive 64-bit integers")
+    if not _valid_repo(job.repo):
+        raise JobError(
+            "invalid conversation job: repo must be 'owner/name' of letters, digits, '-', '_' "
+            "and '.'"
+        )
+    if job.trigger not in CONVERSATION_TRIGGERS:
+        raise JobError(f"invalid conversation job: trigger must be one of {CONVERSATION_TRIGGERS}")
+    if job.trigger == "reply" and job.in_reply_to is None:
+        raise JobError("invalid conversation job: a reply names the comment it answers")
+    if job.created_at is not None and not _TIME.fullmatch(job.created_at):
+        raise JobError("invalid conversation job: created_at is not an ISO 8601 time")
+
+
+def _valid_repo(repo: str) -> bool:
+    parts = repo.split("/")
+    return len(parts) == 2 and all(_NAME.fullmatch(p) and p not in (".", "..") for p in parts)
+
+
 class JobQueue(Protocol):
     """Where accepted jobs go (the Celery side implements it).
 
@@ -126,4 +220,4 @@ class JobQueue(Protocol):
     the job durably or raise :class:`QueueError`.
     """
 
-    def submit(self, job: ReviewJob) -> None: ...
+    def submit(self, job: ReviewJob | ConversationJob) -> None: ...

@@ -1,4 +1,4 @@
-"""Prompt templates and the ``submit_review`` JSON schema, shipped as package data."""
+"""Prompt templates and the JSON schemas of the tools K3 answers with, as package data."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from importlib import resources
 from typing import Any
 
 SUBMIT_REVIEW_SCHEMA = "submit_review.schema.json"
+SUBMIT_REPLY_SCHEMA = "submit_reply.schema.json"
+SUBMIT_ANSWER_SCHEMA = "submit_answer.schema.json"
 
 
 def read_text(name: str) -> str:
@@ -16,5 +18,10 @@ def read_text(name: str) -> str:
 
 def submit_review_schema() -> dict[str, Any]:
     """A fresh copy of the schema of ``submit_review``'s arguments."""
-    schema: dict[str, Any] = json.loads(read_text(SUBMIT_REVIEW_SCHEMA))
+    return tool_schema(SUBMIT_REVIEW_SCHEMA)
+
+
+def tool_schema(name: str) -> dict[str, Any]:
+    """A fresh copy of one tool's argument schema (``SUBMIT_*_SCHEMA``)."""
+    schema: dict[str, Any] = json.loads(read_text(name))
     return schema

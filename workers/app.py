@@ -29,7 +29,7 @@ from kombu.transport import TRANSPORT_ALIASES
 
 from workers import limits
 from workers.settings import WorkerSettings
-from workers.task_names import EYES_TASK, REVIEW_TASK
+from workers.task_names import CONVERSATION_TASK, EYES_TASK, REVIEW_TASK
 
 log = logging.getLogger("gitneural.worker")
 
@@ -54,6 +54,7 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
         "task_routes": {
             REVIEW_TASK: {"queue": settings.review_queue},
             EYES_TASK: {"queue": settings.fast_queue},
+            CONVERSATION_TASK: {"queue": settings.conversation_queue},
         },
         "task_soft_time_limit": settings.soft_time_limit,
         "task_time_limit": settings.hard_time_limit,

@@ -1,5 +1,6 @@
 """What a worker needs to run review jobs: App credentials, the token cache, the mirror
-cache and the model settings, made once per worker process and shared by its jobs.
+cache and the model settings, made once per worker process and shared by its jobs; the
+App's bot account (asked of GitHub once) when first needed.
 
 The same job runner also reviews with a token given to GitNeural instead of the App's
 key (the GitHub Action's ``GITHUB_TOKEN``, a person's token for ``review --pr``):
@@ -11,6 +12,7 @@ if the token may create one).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,15 +22,17 @@ import pygit2
 
 from bot.budgets import Budgets, load_budgets
 from bot.envvars import data_dir, env_bool, env_float
+from bot.errors import ConfigError
 from bot.gh.client import api_client
 from bot.gh.credentials import AppCredentials
+from bot.gh.identity import BotIdentity, app_identity
 from bot.gh.mirror import MirrorCache
 from bot.gh.mirror_lru import max_bytes_from_env
 from bot.gh.pulls import PullInfo
 from bot.gh.tokens import InstallationTokens, PlainToken, TokenSource
 from bot.llm.settings import LLMSettings
 from bot.llm.types import Progress
-from bot.store import Store, database_url, open_store
+from bot.store import Store, database_url, open_store, upgrade
 from workers.prchange import MirrorRefs
 
 #: The installation id a token given to GitNeural stands for: it reaches what the token
@@ -48,8 +52,8 @@ class WorkerContext:
     mirrors: MirrorCache
     llm: LLMSettings
     data_dir: Path
-    #: The App's bot account (``<slug>[bot]``). Only its reviews count as GitNeural's;
-    #: when unknown, any bot account's review carrying GitNeural's marker does.
+    #: ``GITNEURAL_BOT_LOGIN`` (``<slug>[bot]``), if set; otherwise the account is asked of
+    #: GitHub (:meth:`identity`). Only its reviews and comments count as GitNeural's.
     bot_login: str | None
     #: PyGithub's pacing between requests (keeps secondary rate limits away); tests
     #: turn it off.
@@ -62,8 +66,11 @@ class WorkerContext:
     #: Monthly token caps (``GITNEURAL_BUDGETS_FILE``); none by default.
     budgets: Budgets = field(default_factory=Budgets)
     #: Where model usage and budget notices are recorded; ``None``: nowhere (tests, and
-    #: runs with a token given to GitNeural).
+    #: runs with a token given to GitNeural). What must never be lost (a dismissal) is
+    #: written through :meth:`ensure_store`, which opens one when there is none.
     store: Store | None = None
+    #: ``GITNEURAL_DATABASE_URL``; None: SQLite in ``data_dir``.
+    database_url: str | None = None
     #: The GitHub API (``creds.api_url`` when there are App credentials).
     api_url: str = ""
     #: Tried before the mirror is fetched: see :data:`LocalCode`.
@@ -78,6 +85,9 @@ class WorkerContext:
     #: Told how the model's part is going (a job's log, a terminal); the App's workers
     #: run many reviews at once and show none.
     on_progress: Callable[[Progress], None] | None = None
+
+    _identity: BotIdentity | None = field(default=None, init=False, repr=False)
+    _once: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.creds is not None:
@@ -114,6 +124,7 @@ class WorkerContext:
             review_seconds=review_seconds if review_seconds > 0 else None,
             budgets=load_budgets(env),
             store=open_store(database_url(env)),
+            database_url=database_url(env),
         )
 
     @classmethod
@@ -148,6 +159,34 @@ class WorkerContext:
             checks_optional=True,
             on_progress=on_progress,
         )
+
+    def identity(self) -> BotIdentity:
+        """The App's bot account: ``GITNEURAL_BOT_LOGIN``, else ``GET /app`` (once)."""
+        with self._once:
+            if self._identity is None:
+                if self.bot_login:
+                    self._identity = BotIdentity.from_login(self.bot_login)
+                elif self.creds is None:
+                    # A token given to GitNeural has no App to ask; its runs name the
+                    # account they write as.
+                    raise ConfigError("the account GitNeural writes as is unknown")
+                else:
+                    self._identity = app_identity(self.creds, timeout=self.github_timeout)
+            return self._identity
+
+    def login(self) -> str:
+        """The REST login GitNeural's reviews and comments are written by."""
+        return self.identity().rest_login
+
+    def ensure_store(self) -> Store:
+        """The store: the one given, else one opened (at the newest schema) on first use."""
+        with self._once:
+            if self.store is None:
+                url = self.database_url or database_url({"GITNEURAL_DATA_DIR": str(self.data_dir)})
+                store = open_store(url)
+                upgrade(store)
+                self.store = store
+            return self.store
 
     def github(self, installation_id: int) -> github.Github:
         """A client acting as the installation; it never retries a POST."""

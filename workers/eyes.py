@@ -7,14 +7,14 @@ import logging
 from bot.errors import GitHubError
 from bot.gh.errors import github_errors
 from bot.gh.pulls import lazy_repo
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from workers.context import WorkerContext
 from workers.job_errors import TransientJobError
 
 log = logging.getLogger("gitneural.worker")
 
 
-def add_eyes_reaction(job: ReviewJob, ctx: WorkerContext) -> None:
+def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: WorkerContext) -> None:
     """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
     if job.comment_id is None:
         return

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from bot import metrics
 from bot.errors import StoreError
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.logs import current_context, log_context
 from bot.store import Store, open_store
 from bot.store.job_records import JobEnd, record_job
@@ -36,6 +36,10 @@ OUTCOMES: Final = {
     "superseded": "superseded",
     "failed": "failed",
     "retried": "retried",
+    # A conversation job's statuses.
+    "answered": "posted",
+    "already-answered": "skipped",
+    "ignored": "skipped",
 }
 
 _lock = threading.Lock()
@@ -82,7 +86,7 @@ def job_scope(raw: Any, job_id: str | None) -> Iterator[None]:
         yield
 
 
-def job_ended(kind: str, job: ReviewJob | None, status: str, detail: str) -> None:
+def job_ended(kind: str, job: ReviewJob | ConversationJob | None, status: str, detail: str) -> None:
     """Count and record a job that ended with ``status`` (or was ``retried``)."""
     outcome = OUTCOMES.get(status, "failed")
     seconds = None
@@ -100,7 +104,7 @@ def job_ended(kind: str, job: ReviewJob | None, status: str, detail: str) -> Non
         installation_id=job.installation_id if job else None,
         repo=job.repo if job else None,
         pr_number=job.pr_number if job else None,
-        head_sha=job.head_sha if job else None,
+        head_sha=job.head_sha if isinstance(job, ReviewJob) else None,
         delivery_id=job.delivery_id if job else None,
         job_id=str(job_id) if job_id else None,
         seconds=seconds if outcome != "retried" else None,

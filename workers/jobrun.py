@@ -143,7 +143,7 @@ class _JobRun:
     def _reviews(self) -> list[PostedReview]:
         job = self.job
         return gitneural_reviews(
-            self.gh, job.repo, job.pr_number, self.ctx.bot_login, on_401=self._forget_token
+            self.gh, job.repo, job.pr_number, self.ctx.login(), on_401=self._forget_token
         )
 
     def run(self) -> JobOutcome:
@@ -270,7 +270,7 @@ class _JobRun:
 
     def _quota_notice(self) -> None:
         try:
-            if quota_notice_due(self.gh, self.job, self.ctx.bot_login, self.earlier):
+            if quota_notice_due(self.gh, self.job, self.ctx.login(), self.earlier):
                 post_issue_comment(self.gh, self.job.repo, self.job.pr_number, QUOTA_NOTICE)
         except GitHubError as exc:
             log.warning("%s: could not post the quota notice: %s", self.name, exc)

@@ -120,6 +120,12 @@ class WorkerSettings:
         """Eyes reactions: served by their own worker so they never wait behind reviews."""
         return f"{self.prefix}.fast"
 
+    @property
+    def conversation_queue(self) -> str:
+        """Replies in GitNeural's threads and ``/ask``: a queue of their own, so an answer
+        never waits behind queued reviews (``gitneural serve``'s fast worker serves it)."""
+        return f"{self.prefix}.conversations"
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
         """Read the settings; raises :class:`ConfigError` naming the variable to fix.

@@ -18,7 +18,7 @@ from bot.budgets import Refusal, month_of, refusal
 from bot.config import Config
 from bot.effort import Effort
 from bot.errors import StoreError
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.review import plan_review
 from bot.store.usage import claim_budget_notice, record_usage, spent
 from bot.usage import Usage
@@ -31,7 +31,9 @@ log = logging.getLogger("gitneural.worker")
 BUDGET_TITLE = "Monthly token budget spent"
 
 
-def usage_recorder(ctx: WorkerContext, job: ReviewJob, kind: str) -> Callable[[Usage], None]:
+def usage_recorder(
+    ctx: WorkerContext, job: ReviewJob | ConversationJob, kind: str
+) -> Callable[[Usage], None]:
     """For ``K3Client(on_usage=…)``: each request's tokens into the store."""
     store = ctx.store
 
@@ -84,6 +86,25 @@ def budget_refusal(
         log.warning("%s#%d: budget not checked: %s", job.repo, job.pr_number, exc)
         return None
     return refusal(limits, used, plan.estimated_tokens, month)
+
+
+def answer_refusal(ctx: WorkerContext, job: ConversationJob) -> Refusal | None:
+    """Why an answer must not be sent to the model: a budget that applies is spent.
+
+    A review's prompt is estimated before it is sent; an answer's is small and only
+    known once the core has built it, so an answer is refused once the month's spend has
+    reached a cap (it does not start over budget), and then says so in its place.
+    """
+    limits = ctx.budgets.limits_for(job.installation_id, job.repo)
+    if not limits or ctx.store is None:
+        return None
+    month = month_of()
+    try:
+        used = spent(ctx.store, month, job.installation_id, job.repo)
+    except StoreError as exc:
+        log.warning("%s: budget not checked: %s", job.key, exc)
+        return None
+    return refusal(limits, used, 0, month)
 
 
 def tell_budget_spent(

@@ -7,3 +7,4 @@ from typing import Final
 
 REVIEW_TASK: Final = "gitneural.review"
 EYES_TASK: Final = "gitneural.eyes"
+CONVERSATION_TASK: Final = "gitneural.conversation"

@@ -1,4 +1,5 @@
-"""The Celery tasks: one review job per message, and the ``eyes`` reaction on the fast queue.
+"""The Celery tasks: one review job per message, and the ``eyes`` reaction on the fast queue
+(the conversation task, a reply or ``/ask`` per message, is in :mod:`workers.conversation_task`).
 
 A review message carries ``job`` (:meth:`ReviewJob.to_dict`: plain ids), ``seq`` (its
 number among the PR's submissions, see :mod:`workers.locks`) and ``faults`` (transient
@@ -31,6 +32,7 @@ from bot.text import loggable
 from workers import job_ledger, jobrun, limits
 from workers.backoff import backoff_delay, retry_after_of
 from workers.context import WorkerContext
+from workers.conversation_task import register_conversation_task
 from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
 from workers.locks import PRLock, PRState, PRStateError, is_current, pr_key
 from workers.runtime import Runtime
@@ -115,6 +117,8 @@ def register_tasks(app: Celery, settings: WorkerSettings) -> Runtime:
         with job_ledger.job_scope(job, self.request.id):
             return _run_eyes(self, runtime, job, faults)
 
+    # Replies in GitNeural's threads and /ask, on their own queue.
+    register_conversation_task(app, runtime)
     return runtime
 
 

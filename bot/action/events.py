@@ -62,6 +62,8 @@ def review_job(action: ActionEnv) -> ReviewJob | Nothing:
         raise PayloadError(f"the {action.event_name} event in GITHUB_EVENT_PATH: {exc}") from None
     if decision.job is None:
         return Nothing(decision.reason)
+    if not isinstance(decision.job, ReviewJob):
+        return Nothing("GitNeural answers replies and /ask as a GitHub App; the Action reviews")
     if decision.job.repo.lower() != action.repository.lower():
         return Nothing(f"the event is about {decision.job.repo}, not {action.repository}")
     return decision.job

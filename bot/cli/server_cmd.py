@@ -7,7 +7,9 @@ one machine. It is then a small supervisor of three child processes:
     gitneural serve
     ├── gitneural serve --no-worker    gunicorn: webhook → CeleryJobQueue → broker
     ├── gitneural worker -Q reviews    reviews, N threads
-    └── gitneural worker -Q fast       eyes reactions, never queued behind reviews
+    └── gitneural worker -Q fast,conversations
+                                       eyes reactions, replies and /ask, never queued
+                                       behind reviews
 
 SIGTERM or SIGINT stops all three (workers finish or requeue running reviews within
 ``GITNEURAL_SHUTDOWN_GRACE``); if one child dies, the others are stopped and ``serve``
@@ -29,16 +31,20 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.cli.db_cmd import upgrade_store
+from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
-    import flask
-
     from workers.context import WorkerContext
+
+__all__ = ["add_parser", "run_serve", "run_worker", "supervise", "wsgi_app"]
 
 log = logging.getLogger("gitneural.serve")
 
-QUEUES: Final = ("reviews", "fast")
-FAST_CONCURRENCY: Final = 2
+QUEUES: Final = ("reviews", "fast", "conversations")
+#: ``gitneural serve``'s second worker: eyes reactions (quick) and conversations (a reply
+#: in a thread, /ask: minutes at most), never queued behind reviews.
+FAST_QUEUES: Final = "fast,conversations"
+FAST_CONCURRENCY: Final = 6
 #: Beyond the workers' grace: time to requeue, close connections and exit.
 _EXIT_MARGIN: Final = 15.0
 
@@ -82,7 +88,7 @@ def add_parser(commands: Any) -> None:
         "--queues",
         type=_queues,
         default=QUEUES,
-        help="comma-separated: reviews, fast (default both)",
+        help="comma-separated: reviews, fast, conversations (default all)",
     )
     worker.add_argument(
         "--pool", choices=("threads", "prefork", "solo"), help="Celery pool (default threads)"
@@ -109,68 +115,6 @@ def _queues(raw: str) -> tuple[str, ...]:
 # -- the web app -------------------------------------------------------------------------
 
 
-def wsgi_app() -> flask.Flask:
-    """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
-    from bot.cli.ops_wiring import web_operations
-    from bot.web.app import create_app
-    from bot.web.settings import WebSettings
-    from workers.app import create_publisher
-    from workers.queue import CeleryJobQueue
-    from workers.settings import WorkerSettings
-
-    web = WebSettings.from_env()
-    settings = WorkerSettings.from_env()
-    publisher = create_publisher(settings)
-    operations = web_operations(web, settings, publisher)
-    return create_app(web, CeleryJobQueue(publisher, settings), operations=operations)
-
-
-def _gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
-    from bot.cli.ops_wiring import gunicorn_log_config
-
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    level = "debug" if args.verbose > 1 else "info"
-    log_config = gunicorn_log_config(level)
-    return {
-        **({"logconfig_dict": log_config} if log_config else {}),
-        "bind": f"{host}:{args.port}",
-        "workers": args.workers,
-        # gthread keeps slow clients and keep-alive connections from tying up a worker;
-        # a webhook request itself takes milliseconds.
-        "worker_class": "gthread",
-        "threads": args.threads,
-        "timeout": 30,
-        "graceful_timeout": 10,
-        "keepalive": 5,
-        "proc_name": "gitneural-web",
-        "errorlog": "-",
-        "accesslog": None,
-        "loglevel": level,
-        # gunicorn >= 25.1 opens a control socket at one path per user: two servers on a
-        # host would fight over it, and nothing here uses it.
-        "control_socket_disable": True,
-    }
-
-
-def _run_gunicorn(options: dict[str, Any]) -> int:
-    from gunicorn.app.base import BaseApplication
-
-    class WebServer(BaseApplication):  # type: ignore[misc]
-        def load_config(self) -> None:
-            for key, value in options.items():
-                if key in self.cfg.settings:  # older gunicorns lack newer settings
-                    self.cfg.set(key, value)
-
-        def load(self) -> flask.Flask:
-            return wsgi_app()
-
-    try:
-        WebServer().run()
-    except SystemExit as exc:  # gunicorn's arbiter ends with sys.exit
-        return exc.code if isinstance(exc.code, int) else 1
-    return 0
-
-
 # -- commands ----------------------------------------------------------------------------
 
 
@@ -185,7 +129,7 @@ def run_serve(args: argparse.Namespace) -> int:
     log.info("%s", upgrade_store())
     with_worker = settings.embedded_broker if args.worker is None else args.worker
     if not with_worker:
-        return _run_gunicorn(_gunicorn_options(args))
+        return run_gunicorn(gunicorn_options(args))
     _check_worker_env()
     concurrency = args.concurrency or settings.concurrency
     base = [
@@ -198,7 +142,7 @@ def run_serve(args: argparse.Namespace) -> int:
         "web": [*base, "serve", "--no-worker", "--host", args.host, "--port", str(args.port),
                 "--workers", str(args.workers), "--threads", str(args.threads)],
         "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
-        "fast worker": [*base, "worker", "-Q", "fast", "-c", str(FAST_CONCURRENCY)],
+        "fast worker": [*base, "worker", "-Q", FAST_QUEUES, "-c", str(FAST_CONCURRENCY)],
     }  # fmt: skip
     return supervise(children, settings.shutdown_grace + _EXIT_MARGIN)
 
@@ -216,7 +160,11 @@ def run_worker(args: argparse.Namespace) -> int:
     log.info("%s", upgrade_store())
     app = create_celery(settings)
     celery_args = operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
-    names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
+    names = {
+        "reviews": settings.review_queue,
+        "fast": settings.fast_queue,
+        "conversations": settings.conversation_queue,
+    }
     label = "-".join(args.queues)
     argv = [
         *celery_args,
@@ -238,6 +186,10 @@ def run_worker(args: argparse.Namespace) -> int:
 def _check_worker_env() -> WorkerContext:
     # Fail at start, with the variable to fix, rather than on every job; and import the
     # job runner now, so a broken install stops the worker instead of failing each job.
+    # Every job sends requests, too: the model SDK is loaded now (about half a second),
+    # not while the first reply of a worker's life waits for its answer.
+    import openai  # noqa: F401
+
     import workers.jobrun  # noqa: F401
     from workers.context import WorkerContext
 

@@ -39,6 +39,8 @@ class PullInfo:
     title: str
     body: str
     author: str
+    #: The base repository's numeric id: stable across renames (the store keys on it).
+    repo_id: int = 0
 
     @property
     def open(self) -> bool:
@@ -80,6 +82,7 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
         title=str(data.get("title") or ""),
         body=str(data.get("body") or ""),
         author=str((data.get("user") or {}).get("login") or ""),
+        repo_id=int(base_repo.get("id") or 0),
     )
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, Severity, unquoted_text
+from bot.render.conversation import FindingMarker
+from bot.render.review_marker import MARKER_PREFIX, Marker, parse_marker
 from bot.render.sanitize import (
     neutralise_markers,
     sanitize_inline,
@@ -32,12 +34,26 @@ from bot.render.sanitize import (
 from bot.text import printable
 from bot.usage import Usage
 
+__all__ = [
+    "ICONS",
+    "MARKER_PREFIX",
+    "MAX_BODY",
+    "Links",
+    "Marker",
+    "ReviewText",
+    "code_span",
+    "comment_body",
+    "coverage_text",
+    "inline_comment",
+    "listed_finding",
+    "parse_marker",
+    "review_body",
+    "severity_counts",
+    "usage_line",
+]
+
 #: GitHub's limit for a review body and for each comment body.
 MAX_BODY = 65_536
-MARKER_PREFIX = "<!-- gitneural:v1 "
-_MARKER = re.compile(r"<!-- gitneural:v1 ((?:[a-z]+=[A-Za-z0-9._,-]*\s)*)-->")
-_FIELD = re.compile(r"([a-z]+)=([A-Za-z0-9._,-]*)")
-_SAFE_VALUE = re.compile(r"[^A-Za-z0-9._-]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 ICONS = {
     Severity.CRITICAL: "🔴",
@@ -50,58 +66,6 @@ _FINDING_LIMIT = 4_000
 _SUMMARY_LIMIT = 6_000
 _MAX_SKIPPED_LISTED = 30
 _COVERAGE_LIMIT = 8_000
-
-
-@dataclass(frozen=True)
-class Marker:
-    head: str
-    trigger: str
-    delivery: str
-    #: The start of an incremental review (the last reviewed head); None for a full one.
-    since: str | None = None
-    #: The check run's conclusion when the review was posted.
-    conclusion: str = "neutral"
-    fingerprints: tuple[str, ...] = ()
-    #: The worst severity and the number of findings kept (None in older markers): a
-    #: re-run workflow reaches the same verdict without asking the model again.
-    worst: str | None = None
-    findings: int | None = None
-
-    def render(self) -> str:
-        fields = {
-            "head": self.head,
-            "trigger": self.trigger,
-            "delivery": self.delivery,
-            "since": self.since or "-",
-            "conclusion": self.conclusion,
-            "worst": self.worst or "-",
-            "findings": "-" if self.findings is None else str(self.findings),
-        }
-        parts = [f"{k}={_SAFE_VALUE.sub('', v)[:100] or '-'}" for k, v in fields.items()]
-        fps = ",".join(_SAFE_VALUE.sub("", fp)[:64] for fp in self.fingerprints)
-        return MARKER_PREFIX + " ".join(parts) + f" fp={fps} -->"
-
-
-def parse_marker(body: str | None) -> Marker | None:
-    """The last GitNeural marker in a review body, or None."""
-    found = list(_MARKER.finditer(body or ""))
-    if not found:
-        return None
-    values = dict(_FIELD.findall(found[-1].group(1)))
-    head, trigger = values.get("head", ""), values.get("trigger", "")
-    if not head or not trigger:
-        return None
-    since, worst, count = values.get("since", "-"), values.get("worst"), values.get("findings")
-    return Marker(
-        head=head,
-        trigger=trigger,
-        delivery=values.get("delivery", "-"),
-        since=None if since == "-" else since,
-        conclusion=values.get("conclusion", "neutral"),
-        fingerprints=tuple(fp for fp in values.get("fp", "").split(",") if fp),
-        worst=worst if worst in {str(s) for s in Severity} else None,
-        findings=int(count) if count and count.isdigit() and len(count) < 7 else None,
-    )
 
 
 @dataclass(frozen=True)
@@ -157,14 +121,16 @@ def _note(finding: Finding) -> str:
 
 
 def comment_body(finding: Finding) -> str:
-    """The body of an inline comment: headline, explanation, suggestion, note."""
+    """The body of an inline comment: headline, explanation, suggestion, note, and the
+    finding's hidden marker (a reply in its thread is then known to be about it)."""
     fence = suggestion_fence(finding.suggestion) if finding.suggestion is not None else ""
     if len(fence) > MAX_BODY // 2:
         fence = ""  # a replacement this long is not a suggestion anyone reviews
     head, note = _headline(finding), _note(finding)
-    room = MAX_BODY - len(head) - len(fence) - len(note) - 16
+    marker = FindingMarker(finding.fingerprint, str(finding.severity)).render()
+    room = MAX_BODY - len(head) - len(fence) - len(note) - len(marker) - 16
     text = sanitize_markdown(finding.body, limit=max(200, room)) if finding.body.strip() else ""
-    return "\n\n".join(p for p in (head, text, fence, note) if p)
+    return "\n\n".join(p for p in (head, text, fence, note, marker) if p)
 
 
 def inline_comment(finding: Finding) -> dict[str, Any]:

@@ -15,9 +15,13 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
    change in parallel;
 8. ``findings``: what the model reported, parsed, then checked against the real change
    (the quoted evidence, anchoring, suggestions, duplicates, cap).
+
+:func:`answer_thread` and :func:`answer_question` (``answers``) answer developers who talk
+back, in a finding's thread or with ``/ask``, on the same stages and the same loop.
 """
 
 from bot.review.agent.parallel import ReviewGroup
+from bot.review.answers.run import answer_question, answer_thread
 from bot.review.findings.anchor import find_file
 from bot.review.findings.evidence import EVIDENCE_WINDOW
 from bot.review.findings.side_text import SideText, side_text, split_lines
@@ -36,6 +40,8 @@ __all__ = [
     "SideText",
     "SuggestionError",
     "ToolLimits",
+    "answer_question",
+    "answer_thread",
     "apply_suggestion",
     "find_file",
     "plan_review",

@@ -37,6 +37,10 @@ from bot.text import encode_text, printable
 SUBMIT_REVIEW = "submit_review"
 SYSTEM_TEMPLATE = "system.md.j2"
 REVIEW_TEMPLATE = "review.md.j2"
+#: The change as the model reads it, included by the review and ``/ask`` templates, and
+#: the fence macro every template imports.
+CHANGE_TEMPLATE = "change.md.j2"
+FENCE_TEMPLATE = "fence.md.j2"
 #: Bump when the code that shapes the prompt changes (labels, headers); template and
 #: schema changes are picked up by the digest in PROMPT_VERSION by themselves.
 _FORMAT_VERSION = "1"
@@ -46,7 +50,8 @@ _FENCE_ID = re.compile(r"untrusted-([0-9a-f]{12})", re.IGNORECASE)
 
 def _digest() -> str:
     sha = hashlib.sha256()
-    for name in (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, prompts.SUBMIT_REVIEW_SCHEMA):
+    names = (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, CHANGE_TEMPLATE, FENCE_TEMPLATE)
+    for name in (*names, prompts.SUBMIT_REVIEW_SCHEMA):
         sha.update(prompts.read_text(name).encode("utf-8"))
     return sha.hexdigest()[:12]
 
@@ -73,7 +78,7 @@ def render_template(name: str, **variables: Any) -> str:
     return _environment().get_template(name).render(**variables)
 
 
-class _Fences:
+class Fences:
     """Fence ids for one prompt, none of which occurs in any of its untrusted text."""
 
     def __init__(self, texts: Iterable[str]) -> None:
@@ -109,6 +114,47 @@ def order_files(
     return sorted(files, key=lambda f: (f.file.path in changed_last, f.file.path))
 
 
+def change_variables(
+    *,
+    change: Change,
+    files: list[FileContext],
+    skipped: list[SkippedFile],
+    extra_context: str = "",
+    changed_last: Collection[str] = (),
+    other_untrusted: Iterable[str] = (),
+) -> tuple[dict[str, Any], Fences]:
+    """What ``change.md.j2`` renders (the files, related code, skipped files, title and
+    description, fenced), and the prompt's fences: ``other_untrusted`` is the rest of the
+    prompt's untrusted text, which the fences must not occur in either."""
+    ordered = order_files(files, changed_last)
+    title = printable(change.title).strip()
+    description = printable(change.description).strip()
+    extra = printable(extra_context).strip()
+    untrusted = [title, description, extra, *other_untrusted]
+    for item in ordered:
+        untrusted += [item.file.path, item.file.old_path, item.diff_text, item.context_text]
+    untrusted += [s.path for s in skipped]
+    fence = Fences(untrusted)
+    views = [
+        {
+            "path": _quoted(item.file.path),
+            "status": _status(item),
+            "language": item.language,
+            "diff": fence(item.diff_text),
+            "context": fence(item.context_text) if item.context_text else None,
+        }
+        for item in ordered
+    ]
+    variables = {
+        "files": views,
+        "extra": fence(extra) if extra else None,
+        "skipped": [{"path": _quoted(s.path), "reason": s.reason} for s in skipped],
+        "title": fence(title) if title else None,
+        "description": fence(description) if description else None,
+    }
+    return variables, fence
+
+
 def render_messages(
     *,
     change: Change,
@@ -125,35 +171,19 @@ def render_messages(
     ``extra_context`` (definitions and callers found in the repository) is untrusted and
     fenced like the diff.
     """
-    ordered = order_files(files, changed_last)
-    title = printable(change.title).strip()
-    description = printable(change.description).strip()
-    extra = printable(extra_context).strip()
-    untrusted = [title, description, extra]
-    for item in ordered:
-        untrusted += [item.file.path, item.file.old_path, item.diff_text, item.context_text]
-    untrusted += [s.path for s in skipped]
-    fence = _Fences(untrusted)
-    views = [
-        {
-            "path": _quoted(item.file.path),
-            "status": _status(item),
-            "language": item.language,
-            "diff": fence(item.diff_text),
-            "context": fence(item.context_text) if item.context_text else None,
-        }
-        for item in ordered
-    ]
+    variables, _fence = change_variables(
+        change=change,
+        files=files,
+        skipped=skipped,
+        extra_context=extra_context,
+        changed_last=changed_last,
+    )
     system = render_template(SYSTEM_TEMPLATE, agentic=agentic)
     user = render_template(
         REVIEW_TEMPLATE,
         instructions=printable(instructions).strip(),
-        files=views,
-        extra=fence(extra) if extra else None,
-        skipped=[{"path": _quoted(s.path), "reason": s.reason} for s in skipped],
-        title=fence(title) if title else None,
-        description=fence(description) if description else None,
         agentic=agentic,
+        **variables,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

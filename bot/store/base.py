@@ -1,9 +1,9 @@
-"""The declarative base every model of the store derives from (its own module, so the
-subject modules that hold tables can import it while :mod:`bot.store.schema` imports
-them).
+"""The declarative base every table of the store derives from.
 
-Its naming convention gives constraints and indexes stable names on SQLite and
-PostgreSQL alike (Alembic needs them to alter tables later).
+Its own module so that each table module can import it while ``bot/store/schema.py``
+imports every table module (Alembic and the model/migration comparison need them all
+loaded), without an import cycle. The naming convention gives constraints and indexes
+stable names on SQLite and PostgreSQL alike: Alembic needs them to alter tables later.
 """
 
 from __future__ import annotations

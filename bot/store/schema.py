@@ -1,8 +1,9 @@
 """The store's tables, as SQLAlchemy models; Alembic's revisions create them.
 
-Every model derives from :class:`Base`, whose naming convention gives constraints and
-indexes stable names on SQLite and PostgreSQL alike (Alembic needs them to alter
-tables later). Each revision in ``migrations/versions`` creates or changes exactly what
+Every model derives from :class:`~bot.store.base.Base`. The tables of one subject live
+in a module of their own (``findings.py``: what GitNeural reported on pull requests and
+what became of it), imported here so that Alembic and the model/migration comparison
+see them all. Each revision in ``migrations/versions`` creates or changes exactly what
 these models declare; a test compares the two.
 """
 
@@ -14,8 +15,9 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.base import NAMING, Base, utcnow
+from bot.store.findings import StoredFinding
 
-__all__ = ["NAMING", "Base", "StoreInfo", "utcnow"]
+__all__ = ["NAMING", "Base", "StoreInfo", "StoredFinding", "utcnow"]
 
 
 class StoreInfo(Base):

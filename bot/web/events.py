@@ -9,30 +9,22 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
+from bot.web.conversation import ask_decision, on_review_comment
+from bot.web.decisions import Decision, ignore, sent_by_bot
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
+
+__all__ = ["HANDLERS", "Decision", "route"]
 
 log = logging.getLogger("gitneural.web")
 
 PR_ACTIONS = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What to do with a delivery; ``job is None`` means answer 200 with ``reason``."""
-
-    reason: str
-    job: ReviewJob | None = None
-    action: str | None = None
-    repo: str | None = None
-    pr: int | None = None
 
 
 Handler = Callable[[Payload, str, WebSettings], Decision]
@@ -42,34 +34,11 @@ def route(event: str, payload: Payload, delivery_id: str, settings: WebSettings)
     """Decide what ``payload`` asks for; raises :class:`PayloadError` for malformed ones."""
     handler = HANDLERS.get(event)
     if handler is None:
-        return _ignore(payload, f"event {loggable(event)!r} is not handled")
+        return ignore(payload, f"event {loggable(event)!r} is not handled")
     try:
         return handler(payload, delivery_id, settings)
     except JobError as exc:
         raise PayloadError(str(exc)) from None
-
-
-def _ignore(payload: Payload, reason: str, pr: int | None = None) -> Decision:
-    # Best effort, for the log line only: an ignored delivery is never refused for its shape.
-    action = payload.get("action")
-    repository = payload.get("repository")
-    repo = repository.get("full_name") if isinstance(repository, dict) else None
-    return Decision(
-        reason=reason,
-        action=action if isinstance(action, str) else None,
-        repo=repo if isinstance(repo, str) else None,
-        pr=pr,
-    )
-
-
-def _sent_by_bot(payload: Payload, settings: WebSettings) -> str | None:
-    """Why the sender must be ignored, if it must: bots (loops) and GitNeural itself."""
-    login = p.text(payload, "sender.login")
-    if settings.bot_login and login.lower() == settings.bot_login.lower():
-        return "sent by GitNeural itself"
-    if p.text(payload, "sender.type") == "Bot":
-        return "sent by a bot"
-    return None
 
 
 def _head_sha(payload: Payload) -> str:
@@ -83,18 +52,16 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
     action = p.text(payload, "action")
     number = p.ident(payload, "pull_request.number")
     if action not in PR_ACTIONS:
-        return _ignore(
-            payload, f"pull_request {loggable(action)} does not trigger a review", number
-        )
+        return ignore(payload, f"pull_request {loggable(action)} does not trigger a review", number)
     if not settings.auto_review:
-        return _ignore(payload, "automatic reviews are off (GITNEURAL_AUTO_REVIEW)", number)
-    bot = _sent_by_bot(payload, settings)
+        return ignore(payload, "automatic reviews are off (GITNEURAL_AUTO_REVIEW)", number)
+    bot = sent_by_bot(payload, settings)
     if bot:
-        return _ignore(payload, bot, number)
+        return ignore(payload, bot, number)
     if p.flag(payload, "pull_request.draft") and not settings.review_drafts:
-        return _ignore(payload, "draft pull request (GITNEURAL_REVIEW_DRAFTS is off)", number)
+        return ignore(payload, "draft pull request (GITNEURAL_REVIEW_DRAFTS is off)", number)
     if not p.has(payload, "installation"):
-        return _ignore(payload, "no installation: deliveries must come from the GitHub App")
+        return ignore(payload, "no installation: deliveries must come from the GitHub App")
     repo = p.text(payload, "repository.full_name")
     job = ReviewJob(
         installation_id=p.ident(payload, "installation.id"),
@@ -111,26 +78,29 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
 def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
     action = p.text(payload, "action")
     if action != "created":
-        return _ignore(payload, f"issue_comment {loggable(action)} is not a command")
+        return ignore(payload, f"issue_comment {loggable(action)} is not a command")
     if not p.has(payload, "issue.pull_request"):
-        return _ignore(payload, "comment on an issue, not on a pull request")
+        return ignore(payload, "comment on an issue, not on a pull request")
     number = p.ident(payload, "issue.number")
-    bot = _sent_by_bot(payload, settings)
+    bot = sent_by_bot(payload, settings)
     if bot:
-        return _ignore(payload, bot, number)
+        return ignore(payload, bot, number)
+    asked = ask_decision(payload, delivery_id, settings, number)
+    if asked is not None:
+        return asked
     try:
         command = parse_review_command(p.optional_text(payload, "comment.body"))
     except CommandError as exc:
-        return _ignore(payload, f"/review refused: {exc}", number)
+        return ignore(payload, f"/review refused: {exc}", number)
     if command is None:
-        return _ignore(payload, "not a /review command", number)
+        return ignore(payload, "not a /review command", number)
     association = p.text(payload, "comment.author_association")
     if association not in settings.allowed_associations:
-        return _ignore(payload, f"/review by {loggable(association)} is not allowed", number)
+        return ignore(payload, f"/review by {loggable(association)} is not allowed", number)
     if p.optional_text(payload, "issue.state") == "closed":
-        return _ignore(payload, "pull request is closed", number)
+        return ignore(payload, "pull request is closed", number)
     if not p.has(payload, "installation"):
-        return _ignore(payload, "no installation: deliveries must come from the GitHub App")
+        return ignore(payload, "no installation: deliveries must come from the GitHub App")
     repo = p.text(payload, "repository.full_name")
     job = ReviewJob(
         installation_id=p.ident(payload, "installation.id"),
@@ -161,16 +131,17 @@ def on_installation(payload: Payload, delivery_id: str, settings: WebSettings) -
         loggable(account),
         count,
     )
-    return _ignore(payload, f"installation {loggable(action)} logged")
+    return ignore(payload, f"installation {loggable(action)} logged")
 
 
 def on_ping(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
-    return _ignore(payload, "pong")
+    return ignore(payload, "pong")
 
 
 HANDLERS: dict[str, Handler] = {
     "pull_request": on_pull_request,
     "issue_comment": on_issue_comment,
+    "pull_request_review_comment": on_review_comment,
     "installation": on_installation,
     "installation_repositories": on_installation,
     "ping": on_ping,

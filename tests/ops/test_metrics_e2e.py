@@ -3,9 +3,10 @@
 ``gitneural serve --worker`` on the real Redis (two gunicorn workers and the embedded
 Celery workers, each a process writing its own metrics file) takes deliveries signed
 like GitHub's; reviews are posted, a ``/review`` gets its eyes, the model fails one
-review, GitHub fails another for a while (retried), and deliveries are duplicated,
-unsigned or of no interest. ``/metrics`` then says exactly what the fake GitHub and the
-K3 stub saw: reviews posted, requests by status, tokens by kind. A prefork worker with
+review, GitHub fails another for a while (retried), a reply in GitNeural's thread and an
+``/ask`` are answered, and deliveries are duplicated, unsigned or of no interest.
+``/metrics`` then says exactly what the fake GitHub and the K3 stub saw: reviews and
+answers posted, requests by status, tokens by kind. A prefork worker with
 ``--metrics-port`` sums its children the same way.
 """
 
@@ -18,6 +19,12 @@ import pytest
 
 from bot.gh.mirror_lru import tree_bytes
 from tests.fakes.k3 import Reply
+from tests.support.conversation import (
+    answers_in_thread,
+    ask_payload,
+    gitneural_thread,
+    reply_payload,
+)
 from tests.support.ops import deliver, model_totals, served
 from tests.support.scrape import Scrape, scrape, statuses
 from tests.support.services import (
@@ -110,12 +117,25 @@ def test_serve_metrics_agree_with_the_fakes(tmp_path: Path) -> None:
                 [(status, _, _)] = outcomes(proc, flaky_id)
                 assert status == "posted"
                 assert "fault=1" in proc.log()
+                reviewed = [*first, closed, failing, flaky]
+                posted = sum(len(w.reviews(n)) for n in reviewed)
+                # A reply in GitNeural's thread, and /ask: each answered once (GitHub
+                # makes a review of every review comment: counted above, not after).
+                top = gitneural_thread(w.gh, REPO, first[1])
+                reply = w.gh.add_thread_reply(REPO, first[1], top["id"], "Why is this wrong?")
+                payload = reply_payload(w.gh, REPO, first[1], reply)
+                assert deliver(address, "pull_request_review_comment", payload, "r1") == 202
+                asked = w.gh.add_issue_comment(REPO, first[2], "/ask What does this change do?")
+                payload = ask_payload(w.gh, REPO, first[2], asked)
+                assert deliver(address, "issue_comment", payload, "a1") == 202
+                for comment in (reply, asked):
+                    proc.wait_log(f"comment={comment['id']} outcome=answered", timeout=90)
+                assert len(answers_in_thread(w.gh, REPO, first[1], top["id"])) == 1
 
                 m = scrape(address)
         finally:
             drop_redis_keys(client, prefix)
 
-        posted = sum(len(w.reviews(n)) for n in [*first, closed, failing, flaky])
         assert posted == 5
         assert m.types["gitneural_jobs"] == "counter"
         assert m.types["gitneural_job_seconds"] == "histogram"
@@ -127,13 +147,16 @@ def test_serve_metrics_agree_with_the_fakes(tmp_path: Path) -> None:
         assert m.value("gitneural_jobs_total", kind="review", outcome="retried") == 1
         assert m.value("gitneural_jobs_total", kind="review", outcome="superseded") == 0
         assert m.value("gitneural_jobs_total", kind="eyes", outcome="posted") == 1
-        for kind in ("reply", "ask"):  # defined, at zero, for the conversation's jobs
-            assert ("gitneural_jobs_total", (("kind", kind), ("outcome", "posted"))) in m.samples
+        for kind in ("reply", "ask"):  # one answered each, from delivery to answer
+            assert m.value("gitneural_jobs_total", kind=kind, outcome="posted") == 1
+            assert m.value("gitneural_jobs_total", kind=kind, outcome="failed") == 0
+            assert m.value("gitneural_job_seconds_count", kind=kind) == 1
         assert m.value("gitneural_job_seconds_count", kind="review") == posted + 2
         assert m.value("gitneural_job_seconds_sum", kind="review") > 0
         deliveries = "gitneural_webhook_deliveries_total"
         assert m.value(deliveries, event="pull_request", outcome="queued") == 6
-        assert m.value(deliveries, event="issue_comment", outcome="queued") == 1
+        assert m.value(deliveries, event="issue_comment", outcome="queued") == 2
+        assert m.value(deliveries, event="pull_request_review_comment", outcome="queued") == 1
         assert m.value(deliveries, event="pull_request", outcome="duplicate") == 1
         assert m.value(deliveries, event="pull_request", outcome="rejected") == 1
         assert m.value(deliveries, event="other", outcome="ignored") == 1

@@ -34,7 +34,16 @@ CORE = "bot.review"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "small shared modules",
-        ("bot", "bot.errors", "bot.text", "bot.effort", "bot.usage", "bot.retry_after", "prompts"),
+        (
+            "bot",
+            "bot.errors",
+            "bot.text",
+            "bot.effort",
+            "bot.usage",
+            "bot.retry_after",
+            "bot.ask_command",
+            "prompts",
+        ),
     ),
     ("vocabulary: the diff, the change, the results", ("bot.domain",)),
     (

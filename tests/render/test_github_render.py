@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.domain.results import Coverage, Finding, Placement, Severity, SkippedFile
+from bot.render.conversation import FindingMarker
 from bot.render.github import (
     MAX_BODY,
     Links,
@@ -108,8 +109,11 @@ def test_suggestion_is_a_suggestion_block_that_code_cannot_close() -> None:
 def test_model_text_cannot_ping_load_images_or_forge_a_marker() -> None:
     hostile = finding(title=HOSTILE, body=HOSTILE, note=HOSTILE, category=HOSTILE)
     comment = comment_body(hostile)
-    assert markdown_problem(comment, SAFE_TAGS) is None
+    shown, marker = comment.rsplit("\n\n", 1)
+    assert marker == FindingMarker(hostile.fingerprint, str(hostile.severity)).render()
+    assert markdown_problem(shown, SAFE_TAGS) is None
     assert parse_marker(comment) is None
+    assert comment.count("<!--") == 1
     body = review_body(
         text(summary=HOSTILE),
         inline=[],

@@ -33,6 +33,7 @@ import redis
 from bot.jobs import ReviewJob
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
+from tests.support.conversation import conversation_reply, is_conversation
 from tests.support.paths import ROOT
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import SECRET, http_get, variant
@@ -214,6 +215,10 @@ class AppWorld:
     _branches: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def brain(self, body: dict[str, Any]) -> Reply:
+        if is_conversation(body):
+            with self._lock:
+                self.calls["conversation"] = self.calls.get("conversation", 0) + 1
+            return conversation_reply(body)
         text = str(body.get("messages"))
         title = next((t for t in self.active if t != "*" and t in text), "?")
         with self._lock:
@@ -312,8 +317,9 @@ class AppWorld:
 
 
 @contextlib.contextmanager
-def app_world(root: Path) -> Iterator[AppWorld]:
-    """The fake GitHub (repository ``octo/app``, installation 1) and the K3 stub."""
+def app_world(root: Path, *, check_history: bool = False) -> Iterator[AppWorld]:
+    """The fake GitHub (repository ``octo/app``, installation 1) and the K3 stub
+    (``check_history``: every assistant message must come back exactly as sent)."""
     with FakeGitHub(root / "gh") as gh:
         gh.create_repo(
             REPO,
@@ -321,7 +327,7 @@ def app_world(root: Path) -> Iterator[AppWorld]:
             files={"people.py": ORIGINAL, "README.md": "# app\n", ".gitneural.toml": CONFIG},
         )
         world: AppWorld
-        with K3Stub(brain=lambda body: world.brain(body), check_history=False) as stub:
+        with K3Stub(brain=lambda body: world.brain(body), check_history=check_history) as stub:
             world = AppWorld(gh, stub)
             yield world
         # Safety rule 1, after everything: nothing wrote to a repository or approved.

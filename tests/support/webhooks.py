@@ -21,7 +21,7 @@ from typing import Any
 from werkzeug.serving import make_server
 
 from bot.errors import GitNeuralError
-from bot.jobs import QueueError, ReviewJob
+from bot.jobs import ConversationJob, QueueError, ReviewJob
 from tests.support.paths import FIXTURES
 
 WEBHOOKS = FIXTURES / "github-webhooks"
@@ -35,6 +35,10 @@ EVENTS = {
     "ping.with-app_id.payload.json": "ping",
     "pull_request.opened.payload.json": "pull_request",
     "pull_request.synchronize.payload.json": "pull_request",
+    "pull_request_review_comment.created.payload.json": "pull_request_review_comment",
+    "pull_request_review_comment.edited.payload.json": "pull_request_review_comment",
+    "pull_request_review_thread.resolved.payload.json": "pull_request_review_thread",
+    "pull_request_review_thread.unresolved.payload.json": "pull_request_review_thread",
 }
 
 
@@ -109,16 +113,20 @@ class RecordingQueue:
 
     def __init__(self, fail_with: GitNeuralError | None = None) -> None:
         self.jobs: list[ReviewJob] = []
+        self.conversations: list[ConversationJob] = []
         self.fail_with = fail_with
         self._lock = threading.Lock()
 
-    def submit(self, job: ReviewJob) -> None:
+    def submit(self, job: ReviewJob | ConversationJob) -> None:
         if self.fail_with is not None:
             raise self.fail_with
         # What Celery would carry: JSON, and back.
         wire = json.loads(json.dumps(job.to_dict()))
         with self._lock:
-            self.jobs.append(ReviewJob.from_dict(wire))
+            if isinstance(job, ConversationJob):
+                self.conversations.append(ConversationJob.from_dict(wire))
+            else:
+                self.jobs.append(ReviewJob.from_dict(wire))
 
 
 def failing_queue() -> RecordingQueue:

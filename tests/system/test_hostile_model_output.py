@@ -33,6 +33,7 @@ from bot.config import GitHubSettings
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
+from bot.render.conversation import parse_finding_marker
 from bot.render.github import MAX_BODY, Marker, parse_marker
 from bot.review.findings.submission import SubmissionError, parse_submission
 from bot.usage import Usage
@@ -127,7 +128,7 @@ class _Judge(HTMLParser):
         self.comments.append(data)
 
 
-def judge(markdown: str, *, marker: bool) -> None:
+def judge(markdown: str, *, marker: bool, exact_code: bool = False) -> None:
     html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
     j = _Judge()
     j.feed(html)
@@ -135,11 +136,18 @@ def judge(markdown: str, *, marker: bool) -> None:
     assert j.problems == [], (j.problems, markdown[:2000])
     expected = 1 if marker else 0
     assert len(j.comments) == expected, (j.comments, markdown[-500:])
-    if marker:
-        # Review bodies are read back for markers (inline comments never are, and a
-        # suggestion there must stay the exact code to commit).
+    if marker and not exact_code:
+        # Review bodies are read back for markers: nothing in them may look like one.
         forged = re.findall(r"<!--\s*gitneural", markdown, re.IGNORECASE)
         assert len(forged) == 1, markdown
+    if exact_code:
+        # An inline comment ends with its finding's marker, the last one, which is the one
+        # read back; a suggestion before it must stay the exact code to commit.
+        assert (
+            parse_finding_marker(markdown)
+            == parse_finding_marker(markdown.rsplit("\n\n", 1)[-1])
+            is not None
+        )
 
 
 # -- random model output --------------------------------------------------------------------
@@ -206,7 +214,7 @@ def assert_postable(world: World, pub: Publication) -> None:
         assert comment_error(world.github_diff, comment) is None, comment
         assert comment["path"] in world.github_diff.files
         assert len(comment["body"]) <= MAX_BODY
-        judge(comment["body"], marker=False)
+        judge(comment["body"], marker=True, exact_code=True)
     for body in (draft.body, draft.fallback_body):
         assert len(body) <= MAX_BODY
         judge(body, marker=True)
@@ -386,7 +394,7 @@ def test_a_hostile_review_is_posted_neutralised_and_accepted_by_github(tmp_path:
     assert {c["path"] for c in review["comments"]} == {"people.py"}
     judge(review["body"], marker=True)
     for comment in review["comments"]:
-        judge(comment["body"], marker=False)
+        judge(comment["body"], marker=True, exact_code=True)
     marker = parse_marker(review["body"])
     assert marker is not None
     assert marker == Marker(

@@ -65,6 +65,23 @@ EXPECTED = {
     "ping.with-app_id.payload.json": (200, "pong"),
     OPENED: (202, None),
     SYNC: (202, None),
+    # The example is a thread's first comment (no in_reply_to_id): not a reply to answer.
+    "pull_request_review_comment.created.payload.json": (
+        200,
+        "a new review comment, not a reply in a thread",
+    ),
+    "pull_request_review_comment.edited.payload.json": (
+        200,
+        "pull_request_review_comment edited: only new replies are answered",
+    ),
+    "pull_request_review_thread.resolved.payload.json": (
+        200,
+        "event 'pull_request_review_thread' is not handled",
+    ),
+    "pull_request_review_thread.unresolved.payload.json": (
+        200,
+        "event 'pull_request_review_thread' is not handled",
+    ),
 }
 
 

@@ -30,6 +30,7 @@ def test_defaults_use_the_embedded_broker_under_the_data_dir(tmp_path: Path) -> 
     # The broker must not hand a running review to a second worker.
     assert s.visibility_timeout > s.hard_time_limit
     assert (s.review_queue, s.fast_queue) == ("gitneural.reviews", "gitneural.fast")
+    assert s.conversation_queue == "gitneural.conversations"
 
 
 def test_redis_broker_also_holds_the_locks_and_the_password_stays_out_of_repr() -> None:
@@ -185,6 +186,7 @@ def test_celery_cli_finds_the_app_from_the_environment(tmp_path: Path) -> None:
     assert "transport:workers.sqlite_broker:Transport" in result.stdout
     assert f"sqlite:///{(tmp_path / 'broker.sqlite3').resolve()}" in result.stdout
     assert "'gitneural.review': {'queue': 'gitneural.reviews'}" in result.stdout
+    assert "'gitneural.conversation': {'queue': 'gitneural.conversations'}" in result.stdout
 
 
 # ---- app.yml ---------------------------------------------------------------------------
@@ -197,7 +199,12 @@ def test_app_manifest_asks_for_what_reviews_need_and_no_more() -> None:
     assert manifest["description"]
     assert manifest["url"].startswith("https://")
     assert manifest["hook_attributes"]["url"].endswith("/webhook")
-    assert sorted(manifest["default_events"]) == ["issue_comment", "pull_request"]
+    assert sorted(manifest["default_events"]) == [
+        "issue_comment",
+        "pull_request",
+        "pull_request_review_comment",
+        "pull_request_review_thread",
+    ]
     assert manifest["default_permissions"] == {
         "pull_requests": "write",
         "issues": "write",

@@ -1,4 +1,7 @@
-"""The conversation with K3: one-shot or agentic, always ending in ``submit_review``.
+"""The conversation with K3: one-shot or agentic, always ending in one final tool call.
+
+A review ends in ``submit_review``; a reply in a thread or an answer to ``/ask`` ends in
+their own tool (:class:`FinalTool` says which, and how its arguments are read).
 
 Every assistant message goes back into ``messages`` exactly as received (preserved
 thinking: K3 answers 400 otherwise), every tool call gets exactly one ``tool`` message,
@@ -13,21 +16,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from bot.errors import ModelOutputError, ModelTimeoutError
 from bot.llm.types import ModelClient, Progress, ToolCall
-from bot.review.findings.submission import (
-    Submission,
-    SubmissionError,
-    extract_submission,
-    parse_submission,
-    repair_message,
-)
-from bot.review.prompt import submit_review_tool
+from bot.review.agent.final import FinalTool, review_final
+from bot.review.findings.submission import Submission, SubmissionError
 from bot.usage import Usage
 
-SUBMIT = "submit_review"
+T = TypeVar("T")
 
 #: Turns the model gets after being told its budget is spent, before the review fails.
 _GRACE_TURNS = 2
@@ -87,7 +84,11 @@ def _tool_message(call: ToolCall, text: str) -> dict[str, Any]:
 
 
 def _run_tools(
-    runner: ToolRunner | None, calls: list[ToolCall], refuse: str | None, allowed: int
+    runner: ToolRunner | None,
+    calls: list[ToolCall],
+    refuse: str | None,
+    allowed: int,
+    final: FinalTool[Any],
 ) -> dict[str, str]:
     """Results of the non-submit calls of one turn, run concurrently (they only read).
 
@@ -97,10 +98,10 @@ def _run_tools(
     if not calls:
         return {}
     if refuse is not None or runner is None:
-        reason = refuse or "no repository tools are available in this review"
-        return {c.id: f"error: {reason}; call submit_review now" for c in calls}
+        reason = refuse or f"no repository tools are available in this {final.noun}"
+        return {c.id: f"error: {reason}; call {final.name} now" for c in calls}
     results = {
-        c.id: "error: the tool-call budget is spent; call submit_review now"
+        c.id: f"error: the tool-call budget is spent; call {final.name} now"
         for c in calls[allowed:]
     }
     run = calls[:allowed]
@@ -123,12 +124,35 @@ def converse(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> tuple[Submission, LoopStats]:
     """Run the conversation until the model submits a valid review; ``messages`` grows."""
-    offered = [submit_review_tool()] + (tools.definitions() if tools else [])
+    return converse_until(
+        review_final(),
+        client,
+        messages,
+        tools=tools,
+        budget=budget,
+        max_completion_tokens=max_completion_tokens,
+        on_progress=on_progress,
+    )
+
+
+def converse_until(
+    final: FinalTool[T],
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    *,
+    tools: ToolRunner | None,
+    budget: LoopBudget,
+    max_completion_tokens: int,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> tuple[T, LoopStats]:
+    """Run the conversation until the model makes a valid ``final`` call; ``messages``
+    grows."""
+    offered = [final.definition] + (tools.definitions() if tools else [])
     stats = LoopStats()
     spent: str | None = None
     while True:
         if budget.deadline is not None and time.monotonic() >= budget.deadline:
-            raise ModelTimeoutError("the review's time budget ran out before K3 submitted")
+            raise ModelTimeoutError(f"the {final.noun}'s time budget ran out before K3 submitted")
         spent = spent or (_budget_spent(budget, stats) if tools else None)
         if spent and not stats.budget_notice:
             stats.budget_notice = True
@@ -136,13 +160,13 @@ def converse(
             messages.append(
                 {
                     "role": "user",
-                    "content": f"You have used {spent}. Call submit_review now with the "
-                    "findings you have; do not call any other tool.",
+                    "content": f"You have used {spent}. Call {final.name} now with "
+                    f"{final.what_you_have}; do not call any other tool.",
                 }
             )
         elif stats.budget_notice and stats.turns >= stats.notice_turn + _GRACE_TURNS:
             raise ModelOutputError(
-                f"K3 did not submit a review within {stats.turns} turns ({spent})"
+                f"K3 did not submit a {final.noun} within {stats.turns} turns ({spent})"
             )
         turn = client.complete(
             messages,
@@ -157,62 +181,69 @@ def converse(
         stats.tokens += turn.usage.prompt_tokens + turn.usage.completion_tokens
         stats.usage.add(turn.usage)
         if not turn.tool_calls:
-            found = extract_submission(turn.content)
+            found = final.extract(turn.content)
             if found is not None:
                 return found, stats
-            _need_repair(stats, "K3 answered without calling submit_review")
+            _need_repair(stats, f"K3 answered without calling {final.name}", final)
             messages.append(
                 {
                     "role": "user",
-                    "content": "Answer by calling the submit_review function with your review.",
+                    "content": f"Answer by calling the {final.name} function with your "
+                    f"{final.noun}.",
                 }
             )
             continue
-        submission, error = _handle_calls(turn.tool_calls, tools, spent, messages, stats, budget)
-        if submission is not None:
-            return submission, stats
-        if error is not None:
-            _need_repair(stats, error)
+        outcome = _handle_calls(final, turn.tool_calls, tools, spent, messages, stats, budget)
+        if outcome.result:
+            return outcome.result[0], stats
+        if outcome.error is not None:
+            _need_repair(stats, outcome.error, final)
+
+
+@dataclass
+class _TurnOutcome(Generic[T]):
+    #: The final tool's result, once it was called validly.
+    result: list[T] = field(default_factory=list)
+    #: The problem that calls for the repair turn.
+    error: str | None = None
 
 
 def _handle_calls(
+    final: FinalTool[T],
     calls: list[ToolCall],
     tools: ToolRunner | None,
     spent: str | None,
     messages: list[dict[str, Any]],
     stats: LoopStats,
     budget: LoopBudget,
-) -> tuple[Submission | None, str | None]:
-    """Answer every tool call of one turn, in order; parse a submit_review call if any.
-
-    Returns the submission, or the problem that calls for the repair turn.
-    """
-    others = [c for c in calls if c.name != SUBMIT]
+) -> _TurnOutcome[T]:
+    """Answer every tool call of one turn, in order; parse a ``final`` call if any."""
+    others = [c for c in calls if c.name != final.name]
     allowed = max(0, budget.max_tool_calls - stats.tool_calls)
-    results = _run_tools(tools, others, f"you have used {spent}" if spent else None, allowed)
+    refuse = f"you have used {spent}" if spent else None
+    results = _run_tools(tools, others, refuse, allowed, final)
     stats.tool_calls += len(others)
     stats.tool_names.extend(c.name for c in others)
-    submission: Submission | None = None
-    error: str | None = None
+    outcome: _TurnOutcome[T] = _TurnOutcome()
     if others and tools is None:
-        error = "K3 called a tool that a one-shot review does not offer"
+        outcome.error = f"K3 called a tool that a one-shot {final.noun} does not offer"
     for call in calls:
-        if call.name != SUBMIT:
+        if call.name != final.name:
             messages.append(_tool_message(call, results[call.id]))
             continue
-        if submission is not None:
-            messages.append(_tool_message(call, "ignored: a review was already submitted"))
+        if outcome.result:
+            messages.append(_tool_message(call, f"ignored: the {final.noun} was already submitted"))
             continue
         try:
-            submission = parse_submission(call.arguments)
-            messages.append(_tool_message(call, "review received"))
+            outcome.result.append(final.parse(call.arguments))
+            messages.append(_tool_message(call, f"{final.noun} received"))
         except SubmissionError as exc:
-            error = str(exc)
-            messages.append(_tool_message(call, repair_message(exc)))
-    return submission, error
+            outcome.error = str(exc)
+            messages.append(_tool_message(call, final.repair(exc)))
+    return outcome
 
 
-def _need_repair(stats: LoopStats, problem: str) -> None:
+def _need_repair(stats: LoopStats, problem: str, final: FinalTool[Any]) -> None:
     if stats.repaired:
-        raise ModelOutputError(f"K3's review was unusable after one repair turn: {problem}")
+        raise ModelOutputError(f"K3's {final.noun} was unusable after one repair turn: {problem}")
     stats.repaired = True

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import prompts
 from bot.domain.results import Finding, Severity
@@ -39,6 +40,9 @@ _HELD_BACK_NOT_REPAIRED = ("evidence",)
 _NULLABLE = ("suggestion", "evidence")
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class Submission:
     summary: str
@@ -52,18 +56,23 @@ class SubmissionError(ModelOutputError):
     """
 
 
-@functools.cache
-def _validator() -> jsonschema.protocols.Validator:
+def schema_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    """A validator for one tool's argument schema (the schema itself is checked first)."""
     # Imported on first use: ~70 ms the pre-commit hook need not pay before it has an answer.
     import jsonschema
 
-    schema = prompts.submit_review_schema()
-    item = schema["properties"]["findings"]["items"]
-    item["required"] = [key for key in item["required"] if key not in _HELD_BACK_NOT_REPAIRED]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
     validator: jsonschema.protocols.Validator = cls(schema)
     return validator
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = prompts.submit_review_schema()
+    item = schema["properties"]["findings"]["items"]
+    item["required"] = [key for key in item["required"] if key not in _HELD_BACK_NOT_REPAIRED]
+    return schema_validator(schema)
 
 
 def _where(error: jsonschema.ValidationError) -> str:
@@ -73,8 +82,9 @@ def _where(error: jsonschema.ValidationError) -> str:
     return where
 
 
-def _schema_problems(data: Any) -> list[str]:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.path)))
+def schema_problems(validator: jsonschema.protocols.Validator, data: Any) -> list[str]:
+    """What is wrong with ``data`` in the schema's own terms (a few, the rest counted)."""
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
     problems = [f"{_where(e)}: {one_line(e.message, _MAX_ERROR_CHARS)}" for e in errors]
     if len(problems) > _MAX_ERRORS:
         problems = [*problems[:_MAX_ERRORS], f"and {len(problems) - _MAX_ERRORS} more"]
@@ -126,7 +136,7 @@ def _read_leniently(data: Any) -> Any:
 def validate_submission(data: Any) -> Submission:
     """A :class:`Submission` from decoded arguments; :class:`SubmissionError` if invalid."""
     data = _read_leniently(data)
-    problems = _schema_problems(data)
+    problems = schema_problems(_validator(), data)
     if problems:
         raise SubmissionError(
             "submit_review arguments do not match the schema: " + "; ".join(problems)
@@ -134,20 +144,22 @@ def validate_submission(data: Any) -> Submission:
     return Submission(summary=data["summary"], findings=[_finding(f) for f in data["findings"]])
 
 
-def parse_submission(arguments: str) -> Submission:
-    """Decode and validate the arguments of a ``submit_review`` call."""
+def decode_arguments(arguments: str, tool: str) -> Any:
+    """The JSON value of a tool call's arguments; :class:`SubmissionError` if not JSON."""
     try:
-        data = json.loads(arguments)
+        return json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise SubmissionError(
-            f"submit_review arguments are not valid JSON: {exc.msg} "
+            f"{tool} arguments are not valid JSON: {exc.msg} "
             f"at line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
-        raise SubmissionError(
-            "submit_review arguments are not valid JSON: nested too deeply"
-        ) from None
-    return validate_submission(data)
+        raise SubmissionError(f"{tool} arguments are not valid JSON: nested too deeply") from None
+
+
+def parse_submission(arguments: str) -> Submission:
+    """Decode and validate the arguments of a ``submit_review`` call."""
+    return validate_submission(decode_arguments(arguments, "submit_review"))
 
 
 def _candidates(data: Any) -> list[Any]:
@@ -167,13 +179,19 @@ def _candidates(data: Any) -> list[Any]:
 
 
 def extract_submission(content: str) -> Submission | None:
-    """The last valid submission written as a JSON object anywhere in ``content``, or None.
+    """The last valid submission written as a JSON object anywhere in ``content``, or None."""
+    return extract_valid(content, validate_submission)
+
+
+def extract_valid(content: str, validate: Callable[[Any], T]) -> T | None:
+    """The last JSON object in ``content`` that ``validate`` accepts (it raises
+    :class:`SubmissionError` otherwise), or None.
 
     The last one wins because reasoning that leaks into ``content`` comes before the
     answer, and a draft there may be followed by the corrected object.
     """
     decoder = json.JSONDecoder()
-    result: Submission | None = None
+    result: T | None = None
     pos, tried = content.find("{"), 0
     while pos >= 0 and tried < _MAX_CANDIDATES:
         tried += 1
@@ -182,15 +200,15 @@ def extract_submission(content: str) -> Submission | None:
         except (json.JSONDecodeError, RecursionError):
             pos = content.find("{", pos + 1)
             continue
-        valid = None
+        valid: list[T] = []
         for candidate in _candidates(data):
             try:
-                valid = validate_submission(candidate)
+                valid.append(validate(candidate))
                 break
             except SubmissionError:
                 continue
-        if valid is not None:
-            result = valid
+        if valid:
+            result = valid[0]
             pos = content.find("{", end)
         else:
             pos = content.find("{", pos + 1)

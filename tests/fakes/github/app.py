@@ -1,7 +1,8 @@
 """The fake GitHub's Flask app: every request is logged, may meet an injected fault, is
 authenticated like GitHub does it, and leaves with ``x-ratelimit-*`` headers.
 
-Routes live in ``rest.py``, ``pulls.py``, ``checks.py`` and ``git.py``;
+Routes live in ``rest.py``, ``pulls.py``, ``threads.py``, ``checks.py``, ``graphql.py``
+and ``git.py``;
 this module holds the plumbing they share (errors, auth, pagination).
 """
 
@@ -92,6 +93,21 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
     for key, value in (headers or {}).items():
         resp.headers[key] = value
     return resp
+
+
+class helper_context:
+    """Run JSON builders that read ``flask.current_app`` outside a request (test helpers)."""
+
+    def __init__(self, s: Store) -> None:
+        app = Flask("fakegithub-helpers")
+        app.config["STORE"] = s
+        self._ctx = app.app_context()
+
+    def __enter__(self) -> None:
+        self._ctx.push()
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.pop()
 
 
 def public(obj: Json) -> Json:
@@ -266,8 +282,16 @@ def _fault_response(fault: Fault) -> Response:
     return resp
 
 
+def graphql_path(api_prefix: str) -> str:
+    """Where GitHub (and PyGithub) put GraphQL next to the REST API prefix: ``/graphql``,
+    or ``/api/graphql`` beside GitHub Enterprise Server's ``/api/v3``."""
+    return api_prefix.rstrip("/").removesuffix("/v3") + "/graphql"
+
+
 def _kind_and_path(prefix: str) -> tuple[str, str]:
     path = request.path
+    if path == graphql_path(prefix):
+        return "api", "/graphql"
     if path == prefix or path.startswith(prefix + "/"):
         return "api", path[len(prefix) :] or "/"
     if path.startswith("/_fake/"):
@@ -346,7 +370,7 @@ def _api_error(exc: ApiError) -> Response:
 
 def create_app(s: Store, api_prefix: str) -> Flask:
     # The route modules import this one for its plumbing: they are loaded when an app is made.
-    from tests.fakes.github import checks, git, pulls, rest, users
+    from tests.fakes.github import checks, git, graphql, pulls, rest, threads, users
 
     app = Flask("fakegithub")
     app.config["STORE"] = s
@@ -358,5 +382,7 @@ def create_app(s: Store, api_prefix: str) -> Flask:
     app.register_blueprint(rest.blueprint(api_prefix))
     app.register_blueprint(checks.blueprint(api_prefix))
     app.register_blueprint(users.blueprint(api_prefix))
+    app.register_blueprint(threads.blueprint(api_prefix))
+    app.register_blueprint(graphql.blueprint(api_prefix))
     app.register_blueprint(git.blueprint())
     return app

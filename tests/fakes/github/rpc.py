@@ -25,7 +25,8 @@ RPC_METHODS = frozenset(
         "fail_secondary_rate_limit", "fail_primary_rate_limit", "clear_faults", "when",
         "requests", "forbidden_requests", "clear_requests", "reviews", "review_comments",
         "issue_comments", "reactions", "check_runs", "pull", "repo_json", "head_sha",
-        "branch_sha", "clone_url",
+        "branch_sha", "clone_url", "add_review_comment", "add_thread_reply",
+        "react_to_review_comment", "resolve_thread", "review_comment",
     }
 )  # fmt: skip
 

@@ -29,11 +29,11 @@ from pathlib import Path
 from types import TracebackType
 
 import pygit2
-from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from tests.fakes.github.app import create_app, public
+from tests.fakes.github.app import create_app, helper_context, public
 from tests.fakes.github.faults import FaultsAndRecords
+from tests.fakes.github.people import PeopleHelpers
 from tests.fakes.github.repos import FileMap, RepoHelpers
 from tests.fakes.github.rpc import RPC_METHODS, FakeGitHubClient, add_control
 from tests.fakes.github.shapes import Json
@@ -55,7 +55,7 @@ def _new_private_key() -> str:
     return new_rsa_pem()
 
 
-class FakeGitHub(RepoHelpers, FaultsAndRecords):
+class FakeGitHub(RepoHelpers, PeopleHelpers, FaultsAndRecords):
     RPC_METHODS = RPC_METHODS
 
     def __init__(
@@ -217,7 +217,7 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
         from tests.fakes.github.rest import _issue_comment
 
         repo = self.store.repo(full_name)
-        with _app_context(self):
+        with helper_context(self.store):
             comment = _issue_comment(repo, number, body, user, association)
         with self.store.lock:
             self.store.issue_comments[comment["id"]] = comment
@@ -229,7 +229,7 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
 
         repo = self.store.repo(full_name)
         pull = self.store.pull(full_name, number)
-        with _app_context(self):
+        with helper_context(self.store):
             review = review_json(repo, pull, body, "COMMENT", self.store.head_sha(repo, pull))
         review["user"] = self.store.user(user)
         with self.store.lock:
@@ -265,7 +265,7 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
 
     def pull(self, full_name: str, number: int) -> Json:
         """The PR as the API shows it (for building webhook payloads)."""
-        with _app_context(self):
+        with helper_context(self.store):
             s = self.store
             return s.pull_json(s.repo(full_name), s.pull(full_name, number))
 
@@ -280,21 +280,6 @@ class FakeGitHub(RepoHelpers, FaultsAndRecords):
 
     def clone_url(self, full_name: str) -> str:
         return self.store.clone_url(self.store.repo(full_name))
-
-
-class _app_context:
-    """Run JSON builders that read ``flask.current_app`` outside a request."""
-
-    def __init__(self, gh: FakeGitHub) -> None:
-        app = Flask("fakegithub-helpers")
-        app.config["STORE"] = gh.store
-        self._ctx = app.app_context()
-
-    def __enter__(self) -> None:
-        self._ctx.push()
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.pop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -175,6 +175,8 @@ class Store(Shapes):
         self.issue_comments: dict[int, Json] = {}
         self.check_runs: dict[int, Json] = {}
         self.reactions: dict[int, Json] = {}
+        #: Resolved review threads: the first comment's id -> who resolved it.
+        self.resolved_threads: dict[int, str] = {}
         self.log: list[RequestRecord] = []
         self.faults: list[Fault] = []
         self.triggers: list[Trigger] = []

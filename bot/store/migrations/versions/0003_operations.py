@@ -1,8 +1,8 @@
 """Operating the App: model usage by month, budget notices, finished jobs.
 
-Revision ID: 0100
-Revises: 0001
-Create Date: 2026-12-10
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-12-01
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0100"
-down_revision = "0001"
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 

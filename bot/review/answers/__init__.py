@@ -1,0 +1,1 @@
+"""Answering developers: replies in the threads of GitNeural's findings, and ``/ask``."""

@@ -1,0 +1,135 @@
+"""Answering a reply in a finding's thread, or a ``/ask`` question, with K3.
+
+Both run the review's own machinery: the change redacted (:func:`redacted_change`), the
+trusted instructions from the default branch, the same read-only tools on the PR's head
+snapshot (at ``high`` and ``max`` effort, as in a review), the same conversation loop
+(preserved thinking, budgets, one repair turn), ending in ``submit_reply`` or
+``submit_answer``. ``/ask`` sees the PR's change as a review would: files selected,
+grown to their enclosing functions and packed into the token budget, with related code
+(:func:`bot.review.pipeline.plan_review`); what does not fit is listed as skipped. The
+texts of the thread and the question are redacted like everything else sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from bot.config import Config
+from bot.domain.change import Change
+from bot.domain.conversation import Answer, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.llm.types import ModelClient
+from bot.review.agent.conversation import LoopBudget, converse_until
+from bot.review.agent.final import FinalTool
+from bot.review.answers.code import finding_code, finding_diff
+from bot.review.answers.prompt import ask_messages, reply_messages
+from bot.review.answers.tools import Submitted, answer_final, reply_final
+from bot.review.context.file_context import load_instructions
+from bot.review.pipeline import plan_review
+from bot.review.secrets.redacted_change import redacted_change
+from bot.review.secrets.redaction import redact_text
+from bot.review.tools.toolbox import RepoTools, ToolLimits
+
+
+def _agentic(config: Config, client: ModelClient, change: Change) -> bool:
+    return config.agent.enabled and client.effort != "low" and change.head is not None
+
+
+def _run(
+    final: FinalTool[Submitted],
+    messages: list[dict[str, Any]],
+    change: Change,
+    config: Config,
+    client: ModelClient,
+    agentic: bool,
+    deadline: float | None,
+    tool_limits: ToolLimits | None,
+) -> Answer:
+    started = time.monotonic()
+    limit = started + config.agent.max_seconds
+    until = min(limit, deadline) if deadline is not None else limit
+    budget = LoopBudget(
+        max_turns=config.agent.max_turns,
+        max_tool_calls=config.agent.max_tool_calls,
+        max_tokens=config.agent.max_tokens,
+        deadline=until,
+        reserve_s=min(30.0, max(0.0, until - started) / 4),
+    )
+    tools = RepoTools(change.head, limits=tool_limits) if agentic and change.head else None
+    submitted, stats = converse_until(
+        final,
+        client,
+        messages,
+        tools=tools,
+        budget=budget,
+        max_completion_tokens=config.review.max_completion_tokens,
+    )
+    return Answer(
+        body=submitted.body,
+        withdraw=submitted.withdraw,
+        usage=stats.usage,
+        model=client.model,
+        effort=client.effort,
+        duration_s=time.monotonic() - started,
+        tool_calls=stats.tool_calls,
+    )
+
+
+def _redacted(question: ThreadQuestion) -> ThreadQuestion:
+    entries = tuple(
+        ThreadEntry(e.author, e.by_gitneural, redact_text(e.body)[0]) for e in question.entries
+    )
+    finding = dataclasses.replace(question.finding, text=redact_text(question.finding.text)[0])
+    return dataclasses.replace(question, finding=finding, entries=entries)
+
+
+def answer_thread(
+    change: Change,
+    question: ThreadQuestion,
+    config: Config,
+    client: ModelClient,
+    *,
+    deadline: float | None = None,
+    tool_limits: ToolLimits | None = None,
+) -> Answer:
+    """K3's reply to the last entry of ``question``'s thread, about the PR ``change``."""
+    safe = redacted_change(change)
+    shown = _redacted(question)
+    agentic = _agentic(config, client, change)
+    messages = reply_messages(
+        shown,
+        change=safe,
+        instructions=load_instructions(
+            safe.trusted, config.review.instructions, config.review.instructions_max_chars
+        ),
+        diff_text=finding_diff(safe.diff.get(shown.finding.path), shown.finding),
+        code_text=finding_code(change, shown.finding),
+        agentic=agentic,
+    )
+    return _run(reply_final(), messages, change, config, client, agentic, deadline, tool_limits)
+
+
+def answer_question(
+    change: Change,
+    question: PullQuestion,
+    config: Config,
+    client: ModelClient,
+    *,
+    deadline: float | None = None,
+    tool_limits: ToolLimits | None = None,
+) -> Answer:
+    """K3's answer to ``/ask``, seeing the PR ``change`` as a review would."""
+    agentic = _agentic(config, client, change)
+    plan = plan_review(change, config, effort=client.effort, agentic=agentic, max_groups=1)
+    group = plan.groups[0] if plan.groups else None
+    messages = ask_messages(
+        PullQuestion(redact_text(question.question)[0], question.asker),
+        change=redacted_change(change),
+        files=group.files if group else [],
+        skipped=plan.skipped,
+        instructions=plan.instructions,
+        extra_context=group.extra_context if group else "",
+        agentic=agentic,
+    )
+    return _run(answer_final(), messages, change, config, client, agentic, deadline, tool_limits)

@@ -1,0 +1,92 @@
+"""Deliveries that ask GitNeural to answer: a reply in a review thread, or ``/ask``.
+
+A ``pull_request_review_comment`` that is a reply (``comment.in_reply_to_id`` set) by an
+allowed commenter becomes a :class:`~bot.jobs.ConversationJob`. Whether the thread is
+GitNeural's is for the worker to tell: only GitHub knows who wrote its first comment, and
+the webhook never calls GitHub; a reply in someone else's thread ends there, without a
+model call and without a word on the PR. Edited and deleted comments, new threads, bots
+and commenters without write access are answered 200 with the reason.
+"""
+
+from __future__ import annotations
+
+from bot.ask_command import ask_question
+from bot.jobs import ConversationJob
+from bot.text import loggable
+from bot.web import payload as p
+from bot.web.decisions import Decision, ignore, sent_by_bot
+from bot.web.payload import Payload
+from bot.web.settings import WebSettings
+
+
+def _refused(payload: Payload, settings: WebSettings, what: str, number: int) -> Decision | None:
+    """Why the commenter or the PR cannot be answered, if so."""
+    association = p.text(payload, "comment.author_association")
+    if association not in settings.allowed_associations:
+        return ignore(payload, f"{what} by {loggable(association)} is not answered", number)
+    if not p.has(payload, "installation"):
+        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    return None
+
+
+def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    action = p.text(payload, "action")
+    number = p.ident(payload, "pull_request.number")
+    if action != "created":
+        reason = f"pull_request_review_comment {loggable(action)}: only new replies are answered"
+        return ignore(payload, reason, number)
+    bot = sent_by_bot(payload, settings)
+    if bot:
+        return ignore(payload, bot, number)
+    if not p.has(payload, "comment.in_reply_to_id"):
+        return ignore(payload, "a new review comment, not a reply in a thread", number)
+    if not (p.optional_text(payload, "comment.body") or "").strip():
+        return ignore(payload, "an empty reply", number)
+    refused = _refused(payload, settings, "a reply", number)
+    if refused is not None:
+        return refused
+    if p.optional_text(payload, "pull_request.state") == "closed":
+        return ignore(payload, "pull request is closed", number)
+    repo = p.text(payload, "repository.full_name")
+    job = ConversationJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        trigger="reply",
+        comment_id=p.ident(payload, "comment.id"),
+        delivery_id=delivery_id,
+        in_reply_to=p.ident(payload, "comment.in_reply_to_id"),
+        requested_by=p.text(payload, "comment.user.login"),
+        author_association=p.text(payload, "comment.author_association"),
+        created_at=p.optional_text(payload, "comment.created_at"),
+    )
+    return Decision("queued", job, action, repo, number)
+
+
+def ask_decision(
+    payload: Payload, delivery_id: str, settings: WebSettings, number: int
+) -> Decision | None:
+    """The decision about an ``issue_comment`` that is ``/ask``; None for other comments.
+
+    An ``/ask`` with nothing asked is queued too: the worker answers with the usage.
+    """
+    if ask_question(p.optional_text(payload, "comment.body")) is None:
+        return None
+    refused = _refused(payload, settings, "/ask", number)
+    if refused is not None:
+        return refused
+    if p.optional_text(payload, "issue.state") == "closed":
+        return ignore(payload, "pull request is closed", number)
+    repo = p.text(payload, "repository.full_name")
+    job = ConversationJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        trigger="ask",
+        comment_id=p.ident(payload, "comment.id"),
+        delivery_id=delivery_id,
+        requested_by=p.text(payload, "comment.user.login"),
+        author_association=p.text(payload, "comment.author_association"),
+        created_at=p.optional_text(payload, "comment.created_at"),
+    )
+    return Decision("queued", job, p.text(payload, "action"), repo, number)

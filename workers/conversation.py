@@ -1,0 +1,86 @@
+"""One conversation job, from a queued :class:`~bot.jobs.ConversationJob` to one answer:
+a reply in one of GitNeural's review threads (:mod:`workers.replying`) or ``/ask``
+(:mod:`workers.asking`).
+
+The Celery task calls :func:`run_conversation_job` and acts on what comes back: a
+:class:`ConversationOutcome`, or :class:`~workers.jobrun.TransientJobError` for faults
+worth retrying (model overload and 5xx, GitHub's 5xx and rate limits, the store out of
+reach: a withdrawal must not be lost). What retrying cannot fix ends in one short notice
+where the answer would be, never two (it carries the answer's marker): an exhausted model
+quota says so. A notice is never posted in a thread that is not GitNeural's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.errors import GitNeuralError, ModelQuotaError, StoreError
+from bot.jobs import ConversationJob
+from bot.render.conversation import notice_body
+from bot.text import one_line
+from workers.asking import answer_ask
+from workers.context import WorkerContext
+from workers.conversation_run import ConversationOutcome, ConversationRun
+from workers.jobrun import TransientJobError
+from workers.replying import answer_in_thread
+
+__all__ = ["ConversationOutcome", "give_up", "run_conversation_job"]
+
+log = logging.getLogger("gitneural.worker")
+
+QUOTA_NOTICE = (
+    "GitNeural could not answer: the model API's quota is exhausted. The App's operator "
+    "needs to top up the Moonshot account; ask again afterwards."
+)
+
+
+def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> ConversationOutcome:
+    """Answer ``job``'s comment once."""
+    run = ConversationRun(job, ctx)
+    try:
+        return answer_in_thread(run) if job.trigger == "reply" else answer_ask(run)
+    except StoreError as exc:
+        raise TransientJobError(str(exc)) from exc
+    except GitNeuralError as exc:
+        if getattr(exc, "transient", False):
+            raise TransientJobError(str(exc), getattr(exc, "retry_after", None)) from exc
+        reason = one_line(str(exc)) or type(exc).__name__
+        log.warning("conversation %s failed: %s", job.key, reason)
+        text = (
+            QUOTA_NOTICE
+            if isinstance(exc, ModelQuotaError)
+            else f"GitNeural could not answer: {reason}"
+        )
+        return ConversationOutcome("failed", _notify(run, text), reason)
+
+
+def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None:
+    """After the last retry, say so where the answer would be (best effort)."""
+    run = ConversationRun(job, ctx)
+    try:
+        if job.trigger == "reply":
+            assert job.in_reply_to is not None
+            found = run.thread(job.in_reply_to)
+            if isinstance(found, str):
+                return None
+            run.top_id = found.top.id
+    except GitNeuralError as exc:
+        log.warning("conversation %s: no notice after the last retry: %s", job.key, exc)
+        return None
+    return _notify(
+        run, f"GitNeural could not answer after several attempts: {one_line(reason, 300)}"
+    )
+
+
+def _notify(run: ConversationRun, text: str) -> int | None:
+    """One notice in place of the answer, unless an answer (or a notice) is there."""
+    body = notice_body(text, kind=run.kind, to=run.job.comment_id)
+    try:
+        if run.kind == "answer":
+            return run.answered_on_pr() or run.post_answer(body)
+        if run.top_id is None:
+            return None  # not known to be GitNeural's thread: say nothing there
+        return run.answered_in_thread() or run.post_reply(body)
+    except GitNeuralError as exc:
+        log.warning("conversation %s: could not post the notice: %s", run.job.key, exc)
+        return None
