@@ -175,7 +175,11 @@ class WorkerContext:
             return self._identity
 
     def login(self) -> str:
-        """The REST login GitNeural's reviews and comments are written by."""
+        """The REST login GitNeural's reviews and comments are written by: the App's bot,
+        or, with a token given to GitNeural, that token's account (a person's login, or
+        the workflow's bot) as its run named it."""
+        if self.creds is None and self.bot_login:
+            return self.bot_login
         return self.identity().rest_login
 
     def ensure_store(self) -> Store:

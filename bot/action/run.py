@@ -23,7 +23,7 @@ from bot.action.events import Nothing, review_job, without_secrets
 from bot.action.workspace import workspace_code
 from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
-from bot.gh.client import token_user
+from bot.gh.client import token_writer
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
@@ -78,9 +78,10 @@ def _review(action: ActionEnv, job: ReviewJob, ctx: WorkerContext, out: TextIO) 
         if job.comment_id is not None:
             add_eyes_reaction(job, ctx)  # 👀 first: the review takes minutes
         if ctx.bot_login is None:
-            # A person's token (a PAT as github-token) posts as that person: only their
-            # reviews can be GitNeural's earlier ones. GITHUB_TOKEN's are any bot's.
-            ctx.bot_login = token_user(ctx.github(TOKEN_INSTALLATION))
+            # A person's token (a PAT as github-token) posts as that person, GITHUB_TOKEN
+            # as the workflow's bot: only that account's reviews are GitNeural's earlier
+            # ones (another bot pasting GitNeural's marker is not GitNeural).
+            ctx.bot_login = token_writer(ctx.github(TOKEN_INSTALLATION))
         out.write(f"GitNeural: reviewing {name} with Kimi K3…\n")
         out.flush()
         outcome = run_review_job(job, ctx)

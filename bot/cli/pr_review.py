@@ -24,7 +24,7 @@ from bot.config import trusted_config
 from bot.domain.results import Severity
 from bot.envvars import data_dir
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
-from bot.gh.client import token_user
+from bot.gh.client import token_writer
 from bot.gh.credentials import github_api_url
 from bot.gh.hosts import api_host_matches
 from bot.gh.mirror import MirrorAuthError
@@ -107,7 +107,7 @@ def run_pr(args: argparse.Namespace) -> int:
             )
         if not args.post:
             return _print(args, ctx, pull)
-        ctx.bot_login = token_user(gh)  # a person's reviews are GitNeural's by the marker
+        ctx.bot_login = token_writer(gh)  # that account's reviews are GitNeural's
         return _post(args, ctx, pull)
     except MirrorAuthError:
         raise GitHubError(

@@ -86,6 +86,16 @@ def api_client(
     )
 
 
+#: Who writes with a workflow's ``GITHUB_TOKEN`` (on github.com and on GHES alike).
+ACTIONS_BOT = "github-actions[bot]"
+
+
+def token_writer(gh: github.Github) -> str:
+    """The account ``gh``'s token posts as: the person of a personal token, else the
+    workflow's bot (an installation token may not read ``/user``)."""
+    return token_user(gh) or ACTIONS_BOT
+
+
 def token_user(gh: github.Github) -> str | None:
     """The login of the person whose token ``gh`` holds; None for an installation's token
     (a workflow's ``GITHUB_TOKEN``), which GitHub does not let read ``/user``."""
