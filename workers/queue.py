@@ -1,11 +1,14 @@
 """``CeleryJobQueue``: the webhook's :class:`bot.jobs.JobQueue`, publishing to Celery.
 
 ``submit`` runs inside the webhook request, so it is short: record the PR's latest head
-(before publishing, so a job never starts without its record), publish the ``eyes``
-reaction (``/review`` only) to the fast queue, publish the review. Anything the broker or
-the head store refuses becomes :class:`QueueError`: the webhook answers 503 and forgets the
-delivery, so GitHub's redelivery is queued. A reaction published before a refused review
-is harmless: GitHub keeps one ``eyes`` per user.
+(before anything else, so a job never starts without its record), put the job in the
+review schedule (:mod:`workers.schedule`: its place in its installation's line, and the
+worker host its repository prefers), publish the ``eyes`` reaction (``/review`` only) to
+the fast queue, and publish the job's turn (:mod:`workers.turns`), confirmed by the
+broker. Anything the broker or the stores refuse becomes :class:`QueueError`: the job is
+taken back out of the schedule, the webhook answers 503 and forgets the delivery, so
+GitHub's redelivery is queued. A reaction published before a refused turn is harmless:
+GitHub keeps one ``eyes`` per user.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import kombu.exceptions
-
 from bot.jobs import QueueError, ReviewJob
 from workers.locks import PRState, PRStateError, open_pr_state, pr_key
+from workers.schedule import QueuedJob, Schedule, ScheduleError, entry_for, open_schedule
 from workers.settings import WorkerSettings
-from workers.task_names import EYES_TASK, REVIEW_TASK
+from workers.task_names import EYES_TASK
+from workers.turns import TurnPublisher
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -28,50 +31,50 @@ log = logging.getLogger("gitneural.queue")
 
 class CeleryJobQueue:
     def __init__(
-        self, app: Celery, settings: WorkerSettings, *, state: PRState | None = None
+        self,
+        app: Celery,
+        settings: WorkerSettings,
+        *,
+        state: PRState | None = None,
+        schedule: Schedule | None = None,
     ) -> None:
         self._app = app
         self._settings = settings
         self._state = state if state is not None else open_pr_state(settings)
-        # Creating a Connection object connects nothing; it names the transport's errors.
-        conn = app.connection_for_write()
-        try:
-            self._errors: tuple[type[BaseException], ...] = (
-                kombu.exceptions.KombuError,
-                OSError,
-                *conn.connection_errors,
-                *conn.channel_errors,
-            )
-        finally:
-            conn.release()
+        self.schedule = schedule if schedule is not None else open_schedule(settings)
+        self._turns = TurnPublisher(app, settings, self.schedule)
 
     def submit(self, job: ReviewJob) -> None:
         try:
             seq = self._state.note_submitted(pr_key(job.repo, job.pr_number), job.head_sha)
-        except PRStateError as exc:
+            entry = self.entry(job, seq)
+            self.schedule.enqueue(entry)
+        except (PRStateError, ScheduleError) as exc:
             raise QueueError(str(exc)) from None
-        payload = job.to_dict()
         # Shown in worker logs instead of the whole job (and cheaper than Celery's repr).
         label = f"{job.repo}#{job.pr_number} {job.trigger} delivery={job.delivery_id}"
         try:
             if job.comment_id is not None:
                 self._app.send_task(
                     EYES_TASK,
-                    kwargs={"job": payload},
+                    kwargs={"job": job.to_dict()},
                     queue=self._settings.fast_queue,
                     argsrepr="",
                     kwargsrepr=label,
                 )
-            self._app.send_task(
-                REVIEW_TASK,
-                kwargs={"job": payload, "seq": seq},
-                queue=self._settings.review_queue,
-                argsrepr="",
-                kwargsrepr=label,
-            )
-        except self._errors as exc:
+            self._turns.give(entry.home, label)
+        except self._turns.errors as exc:
+            try:
+                self.schedule.withdraw(entry)
+            except ScheduleError as err:
+                # Left in the schedule, it still gets a turn from a worker's sweep; the
+                # redelivery GitHub may send is then reviewed once (found by its marker).
+                log.warning("a refused job stays in the schedule: %s", err)
             # The exception text may carry the broker URL (and its password): name the kind.
             raise QueueError(
                 f"the broker did not accept the job ({type(exc).__name__}): check that it "
                 "is running and that GITNEURAL_BROKER_URL is right"
             ) from None
+
+    def entry(self, job: ReviewJob, seq: int | None) -> QueuedJob:
+        return entry_for(job, seq, self._settings, self._turns.home(job.repo))

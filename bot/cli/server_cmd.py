@@ -191,6 +191,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace) -> int:
     from workers.app import create_celery
+    from workers.routing import review_queues
     from workers.settings import WorkerSettings
 
     settings = WorkerSettings.from_env()
@@ -199,7 +200,9 @@ def run_worker(args: argparse.Namespace) -> int:
     _check_worker_env()
     log.info("%s", upgrade_store())
     app = create_celery(settings)
-    names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
+    # Reviews: the shared queue and this host's own (routing by repository).
+    reviews = ",".join(q.name for q in review_queues(settings, settings.worker_host))
+    names = {"reviews": reviews, "fast": settings.fast_queue}
     label = "-".join(args.queues)
     argv = [
         "worker",

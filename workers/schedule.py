@@ -1,0 +1,232 @@
+"""The review schedule: which queued review runs next, on which worker, and who holds it.
+
+Review jobs live here, in Redis (shared by every host) or SQLite (one machine), from the
+moment the webhook accepts them until they end. The broker carries only **turns**: a
+message that wakes one worker thread to run whatever job is next (:mod:`workers.turns`).
+That split is what makes three promises possible at once:
+
+- **fair turns**: the next job is chosen when a thread is free, not when the job was
+  published. Installations take turns (the one served least recently goes first), each
+  runs at most ``limit`` reviews at once, and within an installation a ``/review`` by a
+  person goes ahead of automatic reviews. A FIFO broker queue cannot do that; one
+  atomic "claim" in the store can, for every worker on every host.
+- **leases, not visibility timeouts**: a claimed job is held by a lease its worker renews
+  while the review runs. A worker that dies stops renewing; any other worker's sweep puts
+  the job back at the front of its installation's line, marked ``resume`` (carry on the
+  check run), within the lease. The broker's own visibility timeout never matters for a
+  running review, and no broker message stays unacknowledged while a review runs (so
+  RabbitMQ's ``consumer_timeout`` never cuts one short).
+- **locality**: a job remembers the worker host its repository prefers (its mirror
+  cache, :mod:`workers.routing`); a worker on that host takes it before the others do.
+
+Lanes: ``command`` (``/review``) before ``auto``. Positions within a lane are numbers: new
+jobs go to the back, jobs put back (recovered, released, due again) to the front.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+
+from bot.errors import GitNeuralError
+
+if TYPE_CHECKING:
+    from bot.jobs import ReviewJob
+    from workers.settings import WorkerSettings
+
+Lane = Literal["command", "auto"]
+LANES: Final[tuple[Lane, ...]] = ("command", "auto")
+#: The turn key of every job under ``GITNEURAL_SCHEDULE=fifo``: one line, arrival order.
+FIFO_KEY: Final = "*"
+#: How many jobs at the front of a lane a claim looks through for one of its own host.
+LOCALITY_WINDOW: Final = 16
+#: A job put back this many times because its worker stopped is reported failed.
+MAX_RECOVERIES: Final = 3
+
+
+class ScheduleError(GitNeuralError):
+    """The schedule's store cannot be read or written (retried; nothing is lost)."""
+
+    transient = True
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class QueuedJob:
+    """One review job in the schedule: the webhook's job and what the schedule adds."""
+
+    #: Job dictionary (:meth:`bot.jobs.ReviewJob.to_dict`) and its submission number.
+    job: dict[str, Any]
+    seq: int | None
+    #: Whose turn it uses: the installation id, or :data:`FIFO_KEY`.
+    turn_key: str
+    lane: Lane
+    #: The worker host whose mirror cache should serve it; ``None``: any.
+    home: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Transient failures so far (the backoff's exponent).
+    faults: int = 0
+    #: A run of it started before and stopped (worker died, shutdown): carry on its check run.
+    resume: bool = False
+    #: Times it was put back because its worker stopped renewing the lease.
+    recoveries: int = 0
+
+    def blob(self) -> str:
+        """What never changes while it is queued: stored once, as JSON."""
+        return json.dumps({"job": self.job, "seq": self.seq}, separators=(",", ":"))
+
+    @classmethod
+    def from_parts(cls, id: str, blob: str, fields: dict[str, str]) -> QueuedJob:
+        data = json.loads(blob)
+        lane = fields.get("lane", "auto")
+        return cls(
+            job=data["job"],
+            seq=data.get("seq"),
+            turn_key=fields.get("inst", FIFO_KEY),
+            lane="command" if lane == "command" else "auto",
+            home=fields.get("home") or None,
+            id=id,
+            faults=int(fields.get("faults") or 0),
+            resume=fields.get("resume") in ("1", "true"),
+            recoveries=int(fields.get("recoveries") or 0),
+        )
+
+    def with_changes(self, **changes: Any) -> QueuedJob:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job taken by one worker thread; ``owner`` also owns the job's PR lock."""
+
+    entry: QueuedJob
+    owner: str
+
+
+@dataclass(frozen=True)
+class HostLoad:
+    """A worker host as its live workers reported it: review threads and those busy."""
+
+    slots: int
+    running: int
+
+    @property
+    def free(self) -> int:
+        return max(0, self.slots - self.running)
+
+
+@dataclass(frozen=True)
+class Returned:
+    """A job put back in line (recovered or due again): it needs a turn of its own."""
+
+    entry: QueuedJob
+    #: The owner whose run stopped (recovery), to release that run's PR lock.
+    owner: str | None = None
+
+
+class Schedule(Protocol):
+    """Every operation is atomic in the store (a Lua script, an SQLite transaction)."""
+
+    def enqueue(self, entry: QueuedJob) -> None: ...
+
+    def withdraw(self, entry: QueuedJob) -> bool:
+        """Take a job back that is still waiting (its turn could not be published)."""
+        ...
+
+    def claim(self, worker: str, host: str, lease: float, limit: int) -> Claim | None:
+        """The next job by the rules above, held for ``lease`` seconds by a new owner of
+        ``worker``; ``None`` when nothing may run now. ``limit``: reviews at once per
+        installation, ``0`` for the default (:func:`default_limit` of the live slots)."""
+        ...
+
+    def renew(self, claim: Claim, lease: float) -> bool:
+        """Extend the lease; ``False`` if the job is no longer this claim's."""
+        ...
+
+    def finish(self, claim: Claim) -> bool:
+        """The job ended: forget it. ``True`` when a turn dropped earlier (every job left
+        was waiting for a free place) must be given out again now."""
+        ...
+
+    def defer(self, claim: Claim, delay: float, *, faults: int) -> bool:
+        """Run it again in ``delay`` seconds (a busy PR, a transient fault); like
+        :meth:`finish`, ``True`` when a dropped turn must be given out again."""
+        ...
+
+    def release(self, claim: Claim) -> bool:
+        """Put it back at the front at once, to resume (a worker shutting down); ``False``
+        if it was no longer this claim's."""
+        ...
+
+    def recover(self, skip_worker: str) -> list[Returned]:
+        """Put back every job whose lease ran out (except ``skip_worker``'s own: it is
+        alive, it is asking)."""
+        ...
+
+    def promote(self) -> list[Returned]:
+        """Jobs whose delay is over, back in line."""
+        ...
+
+    def stalled(self, patience: float, limit: int) -> int:
+        """Turns to give out when jobs could run, threads are free and no claim came for
+        ``patience`` seconds (a turn lost with a worker, or held by a busy one)."""
+        ...
+
+    def heartbeat(self, worker: str, host: str, slots: int, ttl: float) -> None:
+        """A worker and its review threads, alive for ``ttl`` more seconds."""
+        ...
+
+    def leave(self, worker: str) -> None: ...
+
+    def hosts(self) -> dict[str, HostLoad]:
+        """Live worker hosts and their load."""
+        ...
+
+    def pending(self) -> int:
+        """Jobs waiting (not running, not delayed)."""
+        ...
+
+
+def default_limit(slots: int) -> int:
+    """Reviews one installation may run at once by default: three quarters of the review
+    threads of all live workers (at least 1), so another installation's review finds a
+    free thread at once even when one installation has hundreds queued."""
+    if slots <= 0:
+        return 1 << 30  # no worker has reported in yet: nothing to size against
+    return max(1, slots - math.ceil(slots / 4))
+
+
+def new_owner(worker: str) -> str:
+    """A claim's owner token: the worker's id, so a sweep can tell its own claims."""
+    return f"{worker}/{uuid.uuid4().hex}"
+
+
+def worker_of(owner: str) -> str:
+    return owner.rpartition("/")[0]
+
+
+def entry_for(
+    job: ReviewJob, seq: int | None, settings: WorkerSettings, home: str | None
+) -> QueuedJob:
+    """``job`` as the schedule keeps it: whose turn it uses, its lane, its home host."""
+    fifo = settings.schedule == "fifo"
+    return QueuedJob(
+        job.to_dict(),
+        seq,
+        turn_key=FIFO_KEY if fifo else str(job.installation_id),
+        lane="command" if job.trigger == "command" else "auto",
+        home=home,
+    )
+
+
+def open_schedule(settings: WorkerSettings) -> Schedule:
+    if settings.state_url is not None:
+        from workers.schedule_redis import RedisSchedule
+
+        return RedisSchedule(settings.state_url, prefix=f"{settings.prefix}:fq:")
+    from workers.schedule_sqlite import SQLiteSchedule
+
+    return SQLiteSchedule(settings.data_dir / "schedule.sqlite3")
