@@ -35,7 +35,7 @@ from celery.signals import worker_shutting_down
 from kombu.transport import TRANSPORT_ALIASES
 
 from workers import limits
-from workers.routing import review_queues
+from workers.routing import named_queue, review_queues
 from workers.settings import WorkerSettings
 from workers.task_names import EYES_TASK, REVIEW_TASK
 
@@ -111,11 +111,8 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
 
 def amqp_config(settings: WorkerSettings) -> dict[str, Any]:
     """RabbitMQ: nothing accepted that the broker could still lose."""
-    from kombu import Queue
-
-    queues = [*review_queues(settings, settings.worker_host), Queue(settings.fast_queue)]
-    for queue in queues:
-        queue.durable = True  # kombu's default, said here: the queues survive a restart
+    # Durable (kombu's default, said here): the queues and their messages survive a restart.
+    queues = [*review_queues(settings, settings.worker_host), named_queue(settings.fast_queue)]
     return {
         "task_queues": queues,
         "task_default_delivery_mode": "persistent",

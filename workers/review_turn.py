@@ -83,6 +83,8 @@ def run_claim(rt: Runtime, claim: Claim) -> Result:
         detail = f"its worker stopped {claim.entry.recoveries} times while reviewing it"
         return _end(rt, claim, job, "failed", None, detail)
     lease = ClaimLease(rt.schedule(), claim, rt.settings.lock_lease).start()
+    resumed = " resuming a stopped run" if claim.entry.resume else ""
+    log.info("review job %s started by %s%s", describe(job), rt.worker_id, resumed)
     try:
         return _run(rt, claim, job, lease)
     finally:

@@ -55,9 +55,7 @@ def host_queue_name(settings: WorkerSettings, host: str) -> str:
 def review_queues(settings: WorkerSettings, host: str | None) -> list[Queue]:
     """The review queues a worker on ``host`` consumes (the shared one, and its host's
     unless the broker is embedded), as kombu declares them on every broker."""
-    from kombu import Queue
-
-    queues = [Queue(settings.review_queue, routing_key=settings.review_queue)]
+    queues = [named_queue(settings.review_queue)]
     if host is not None and not settings.embedded_broker:
         queues.append(host_queue(settings, host))
     return queues
@@ -66,10 +64,18 @@ def review_queues(settings: WorkerSettings, host: str | None) -> list[Queue]:
 def host_queue(settings: WorkerSettings, host: str) -> Queue:
     """A host's turn queue: declared the same way by the webhook and the worker (RabbitMQ
     refuses a queue declared twice with other arguments)."""
-    from kombu import Queue
-
-    name = host_queue_name(settings, host)
     arguments: dict[str, Any] = {}
     if settings.amqp_broker:
         arguments["x-expires"] = HOST_QUEUE_EXPIRES_MS
-    return Queue(name, routing_key=name, queue_arguments=arguments or None)
+    return named_queue(host_queue_name(settings, host), arguments or None)
+
+
+def named_queue(name: str, arguments: dict[str, Any] | None = None) -> Queue:
+    """A durable queue behind a direct exchange of its own name, as Celery makes the queues
+    it is only named (so no two queues ever share a binding)."""
+    from kombu import Exchange, Queue
+
+    return Queue(
+        name, Exchange(name, type="direct"), routing_key=name, queue_arguments=arguments,
+        durable=True,
+    )  # fmt: skip
