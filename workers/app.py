@@ -76,6 +76,10 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
         },
         "broker_connection_retry_on_startup": True,
         "worker_send_task_events": False,
+        # After a reconnect Celery would lower the prefetch and restore it step by step,
+        # sending basic.qos from the thread that acknowledged a task while the consumer
+        # reads the same connection: a hang. Spare turns cost a claim, not a review.
+        "worker_enable_prefetch_count_reduction": False,
         "worker_hijack_root_logger": True,
     }
     if settings.embedded_broker:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gitneural.worker")
 
+#: Seconds a turn waits for a free review thread before it is handed on.
+HAND_ON_AFTER: Final = 1.0
+
 
 def take_turn(
     task: Task[Any, Any], rt: Runtime, raw: dict[str, Any] | None, seq: int | None, faults: int
@@ -60,6 +63,19 @@ def take_turn(
         # Received while the worker stops: leave the turn to a worker that stays.
         _give_turn(rt, None, "a turn handed on by a stopping worker")
         return {"status": "handed-on"}
+    # Every review thread busy: this turn must not wait here, unacknowledged in the
+    # broker, for a review to end (RabbitMQ would cut the channel after its
+    # consumer_timeout): wait a moment for a thread, else hand the turn on.
+    if not rt.slots.acquire(timeout=HAND_ON_AFTER):
+        _give_turn(rt, None, "a turn handed on: every review thread was busy")
+        return {"status": "handed-on"}
+    try:
+        return _claim_and_run(rt)
+    finally:
+        rt.slots.release()
+
+
+def _claim_and_run(rt: Runtime) -> Result:
     s = rt.settings
     try:
         claim = rt.schedule().claim(

@@ -34,6 +34,10 @@ class Runtime:
         self._schedule: Schedule | None = None
         self._turns: TurnPublisher | None = None
         self.worker_id = ""
+        #: Reviews this process runs at once (its pool has one thread more, to hand on
+        #: the turns that arrive while every review thread is busy).
+        self.slots = threading.BoundedSemaphore(settings.concurrency)
+        self.slot_count = settings.concurrency
         with self._lock:
             self._reset_after_fork()
 
@@ -43,6 +47,13 @@ class Runtime:
             self._schedule, self._turns = None, None
             #: This process among the workers: its claims carry it (workers.schedule).
             self.worker_id = f"{self.settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def size_slots(self, pool_threads: int) -> None:
+        """Review slots for a pool of ``pool_threads``: all but the one that hands turns on
+        (a pool of one thread runs one review)."""
+        count = max(1, pool_threads - 1)
+        if count != self.slot_count:
+            self.slots, self.slot_count = threading.BoundedSemaphore(count), count
 
     def state(self) -> PRState:
         with self._lock:

@@ -249,9 +249,12 @@ STALLED: Final = (
     _HELPERS
     + """
 local now = now_ms()
-if now - tonumber(redis.call('GET', P..'last_claim') or '0') < tonumber(ARGV[2]) then
+local last = redis.call('GET', P..'last_claim')
+if not last then
+  redis.call('SET', P..'last_claim', now)  -- the first sweep: patience starts now
   return 0
 end
+if now - tonumber(last) < tonumber(ARGV[2]) then return 0 end
 local c = cap(now, tonumber(ARGV[3]))
 local free = live_slots(now) - redis.call('ZCARD', P..'running')
 local waiting = 0

@@ -282,7 +282,11 @@ class SQLiteSchedule:
     def stalled(self, patience: float, limit: int) -> int:
         now = self._clock()
         with self._tx() as conn:
-            if now - self._counter(conn, "last_claim") < patience:
+            last = conn.execute("SELECT value FROM counters WHERE name = 'last_claim'").fetchone()
+            if last is None:
+                self._set(conn, "last_claim", now)  # the first sweep: patience starts now
+                return 0
+            if now - float(last[0]) < patience:
                 return 0
             slots = self._live_slots(conn, now)
             cap = limit if limit > 0 else default_limit(slots)

@@ -111,7 +111,10 @@ def watch_review_workers(app: Celery, runtime: Runtime) -> None:
         queues = {q.name for q in sender.task_consumer.queues}
         if review_queue not in queues:
             return  # a fast-queue worker runs no reviews
-        sweeper = Sweeper(runtime, int(sender.pool.num_processes or 1))
+        threads = int(sender.pool.num_processes or 1)
+        if runtime.settings.pool == "threads":
+            runtime.size_slots(threads)
+        sweeper = Sweeper(runtime, runtime.slot_count)
         sweeper.start()
         sweepers.append(sweeper)
 

@@ -205,7 +205,7 @@ def run_worker(args: argparse.Namespace) -> int:
     argv = [
         "worker",
         f"--pool={settings.pool}",
-        f"--concurrency={settings.concurrency}",
+        f"--concurrency={pool_size(settings, args.queues)}",
         f"--queues={','.join(names[q] for q in args.queues)}",
         f"--loglevel={'DEBUG' if args.verbose else 'INFO'}",
         # One name per process: RabbitMQ refuses two workers the same remote-control queue.
@@ -217,6 +217,14 @@ def run_worker(args: argparse.Namespace) -> int:
     ]
     app.worker_main(argv)
     return 0
+
+
+def pool_size(settings: Any, queues: tuple[str, ...]) -> int:
+    """Threads of a worker's pool: its review threads, and one more that hands on a turn
+    arriving while every review thread is busy (``workers.review_turn``), so no turn waits
+    unacknowledged in the broker for the length of a review."""
+    extra = settings.pool == "threads" and "reviews" in queues
+    return int(settings.concurrency) + (1 if extra else 0)
 
 
 def _check_worker_env() -> None:

@@ -65,8 +65,10 @@ def require_rabbitmq() -> None:
     rabbitmqctl()
 
 
-def ctl(*args: str, node: str | None = None, env: dict[str, str] | None = None) -> str:
-    command = [rabbitmqctl(), *(["-n", node] if node else []), *args]
+def ctl(
+    *args: str, node: str | None = None, env: dict[str, str] | None = None, tool: str = ""
+) -> str:
+    command = [tool or rabbitmqctl(), *(["-n", node] if node else []), *args]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=CTL_TIMEOUT, env=env, check=False
     )
@@ -89,13 +91,13 @@ def rabbit_vhost() -> Iterator[str]:
 
 
 def queue_depths(
-    vhost_url: str, *, node: str | None = None, env: dict[str, str] | None = None
+    vhost_url: str, *, node: str | None = None, env: dict[str, str] | None = None, tool: str = ""
 ) -> dict[str, tuple[int, int, bool]]:
     """``{queue: (ready, unacknowledged, durable)}`` of the URL's vhost."""
     vhost = vhost_url.rsplit("/", 1)[1] or "/"
     out = ctl(
         "list_queues", "-p", vhost, "name", "messages_ready", "messages_unacknowledged",
-        "durable", "--no-table-headers", "--quiet", node=node, env=env,
+        "durable", "--no-table-headers", "--quiet", node=node, env=env, tool=tool,
     )  # fmt: skip
     depths = {}
     for line in out.splitlines():
@@ -142,10 +144,12 @@ class RabbitNode:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def ctl(self, *args: str) -> str:
-        return ctl(*args, node=self.name, env=self.env)
+        # The tool itself, not /usr/sbin's wrapper: that one runs it as the rabbitmq user,
+        # who may not read this node's files (they are root's, under the test's tmp).
+        return ctl(*args, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
 
     def queue_depths(self) -> dict[str, tuple[int, int, bool]]:
-        return queue_depths(self.url, node=self.name, env=self.env)
+        return queue_depths(self.url, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
 
     def start(self) -> RabbitNode:
         with (self.root / "server.log").open("ab") as out:

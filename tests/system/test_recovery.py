@@ -59,10 +59,11 @@ def review_workers(d: Deployment, root: Path) -> Iterator[list[GitNeuralProcess]
             serve.stop()
         return
     with contextlib.ExitStack() as stack:
+        command = ["worker", "-Q", "reviews"]
         workers = [
-            stack.enter_context(GitNeuralProcess(["worker", "-Q", "reviews"], env, root / f"w{i}.log"))
+            stack.enter_context(GitNeuralProcess(command, env, root / f"w{i}.log"))
             for i in range(2)
-        ]  # fmt: skip
+        ]
         for worker in workers:
             worker_ready(worker)
         yield workers
