@@ -225,6 +225,9 @@ class K3Client:
         budget = self.settings.budget
         if budget is None:
             return
+        # Load the SDK first (hundreds of ms on a cold start): the window is counted from
+        # the grant, so the request should leave right after it.
+        _ = self._openai
 
         def waiting(seconds: float) -> None:
             detail = f"model rate limit ({budget.description}), next turn in {seconds:.1f}s"
