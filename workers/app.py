@@ -18,7 +18,8 @@ Choices, and why:
 - RabbitMQ: durable queues, persistent messages (Celery's defaults, declared explicitly)
   and publisher confirms, so the webhook answers 202 only once the broker has the turn.
   No review holds a message while it runs, so RabbitMQ's ``consumer_timeout`` (30 min by
-  default) needs no raising for long reviews.
+  default) needs no raising for long reviews, and nothing depends on the per-queue
+  ``x-consumer-timeout`` that only RabbitMQ 3.11.15 and 3.12 brought (3.10 has none).
 - results are ignored: nothing reads them (outcomes are logged, and posted to GitHub).
 - the embedded broker is SQLite through :mod:`workers.sqlite_broker`; it has no fanout,
   so remote control, gossip and mingle are off (they are monitoring aids only).

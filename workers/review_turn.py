@@ -66,13 +66,14 @@ def take_turn(
     # Every review thread busy: this turn must not wait here, unacknowledged in the
     # broker, for a review to end (RabbitMQ would cut the channel after its
     # consumer_timeout): wait a moment for a thread, else hand the turn on.
-    if not rt.slots.acquire(timeout=HAND_ON_AFTER):
+    slots = rt.slots  # the one acquired is the one released, even if resized meanwhile
+    if not slots.acquire(timeout=HAND_ON_AFTER):
         _give_turn(rt, None, "a turn handed on: every review thread was busy")
         return {"status": "handed-on"}
     try:
         return _claim_and_run(rt)
     finally:
-        rt.slots.release()
+        slots.release()
 
 
 def _claim_and_run(rt: Runtime) -> Result:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Final
 
-_HELPERS: Final = """
+#: Shared by every script (and :mod:`workers.schedule_lua_sweep`).
+HELPERS: Final = """
 local P = ARGV[1]
 local function now_ms()
   local t = redis.call('TIME')
@@ -93,7 +94,7 @@ end
 
 # ARGV: prefix, id, blob, inst, lane, home, faults, resume, recoveries
 ENQUEUE: Final = (
-    _HELPERS
+    HELPERS
     + """
 redis.call('HSET', P..'job:'..ARGV[2], 'blob', ARGV[3], 'inst', ARGV[4], 'lane', ARGV[5],
   'home', ARGV[6], 'faults', ARGV[7], 'resume', ARGV[8], 'recoveries', ARGV[9])
@@ -104,7 +105,7 @@ return 1
 
 # ARGV: prefix, id
 WITHDRAW: Final = (
-    _HELPERS
+    HELPERS
     + """
 local key = P..'job:'..ARGV[2]
 local inst = redis.call('HGET', key, 'inst')
@@ -120,7 +121,7 @@ return 1
 
 # ARGV: prefix, owner, host, lease ms, limit, locality window
 CLAIM: Final = (
-    _HELPERS
+    HELPERS
     + """
 local now = now_ms()
 redis.call('SET', P..'last_claim', now)
@@ -162,7 +163,7 @@ return false
 
 # ARGV: prefix, id, owner, lease ms
 RENEW: Final = (
-    _HELPERS
+    HELPERS
     + """
 if not owned(ARGV[2], ARGV[3]) then return 0 end
 redis.call('ZADD', P..'running', now_ms() + tonumber(ARGV[4]), ARGV[2])
@@ -172,7 +173,7 @@ return 1
 
 # ARGV: prefix, id, owner. Returns 0 (not owned), 1, or 2 (give a dropped turn out).
 FINISH: Final = (
-    _HELPERS
+    HELPERS
     + """
 if not owned(ARGV[2], ARGV[3]) then return 0 end
 leave_running(ARGV[2])
@@ -183,7 +184,7 @@ return 1 + orphan_turn()
 
 # ARGV: prefix, id, owner, delay ms, faults. Returns as FINISH.
 DEFER: Final = (
-    _HELPERS
+    HELPERS
     + """
 if not owned(ARGV[2], ARGV[3]) then return 0 end
 leave_running(ARGV[2])
@@ -195,119 +196,12 @@ return 1 + orphan_turn()
 
 # ARGV: prefix, id, owner
 RELEASE: Final = (
-    _HELPERS
+    HELPERS
     + """
 if not owned(ARGV[2], ARGV[3]) then return 0 end
 leave_running(ARGV[2])
 redis.call('HSET', P..'job:'..ARGV[2], 'resume', '1')
 ready(ARGV[2], true)
 return 1
-"""
-)
-
-# ARGV: prefix, worker to skip. Returns {owner, entry...} per job put back.
-RECOVER: Final = (
-    _HELPERS
-    + """
-local back = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', P..'running', '-inf', now_ms())) do
-  local owner = redis.call('HGET', P..'job:'..id, 'owner')
-  if not owner then
-    redis.call('ZREM', P..'running', id)
-  elseif string.match(owner, '^(.*)/[^/]*$') ~= ARGV[2] then
-    leave_running(id)
-    redis.call('HSET', P..'job:'..id, 'resume', '1')
-    redis.call('HINCRBY', P..'job:'..id, 'recoveries', 1)
-    ready(id, true)
-    local found = entry(id)
-    table.insert(found, 1, owner)
-    table.insert(back, found)
-  end
-end
-return back
-"""
-)
-
-# ARGV: prefix. Returns the entries of jobs due again.
-PROMOTE: Final = (
-    _HELPERS
-    + """
-local back = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', P..'delayed', '-inf', now_ms())) do
-  redis.call('ZREM', P..'delayed', id)
-  if redis.call('EXISTS', P..'job:'..id) == 1 then
-    ready(id, true)
-    table.insert(back, entry(id))
-  end
-end
-return back
-"""
-)
-
-# ARGV: prefix, patience ms, limit
-STALLED: Final = (
-    _HELPERS
-    + """
-local now = now_ms()
-local last = redis.call('GET', P..'last_claim')
-if not last then
-  redis.call('SET', P..'last_claim', now)  -- the first sweep: patience starts now
-  return 0
-end
-if now - tonumber(last) < tonumber(ARGV[2]) then return 0 end
-local c = cap(now, tonumber(ARGV[3]))
-local free = live_slots(now) - redis.call('ZCARD', P..'running')
-local waiting = 0
-for _, inst in ipairs(redis.call('ZRANGE', P..'turns', 0, -1)) do
-  local room = c - tonumber(redis.call('HGET', P..'rcount', inst) or '0')
-  if room > 0 then waiting = waiting + math.min(room, pending_of(inst)) end
-end
-if waiting <= 0 or free <= 0 then return 0 end
-redis.call('SET', P..'last_claim', now)
-return math.min(waiting, free)
-"""
-)
-
-# ARGV: prefix, worker, host, slots, ttl ms
-HEARTBEAT: Final = (
-    _HELPERS
-    + """
-redis.call('ZADD', P..'workers', now_ms() + tonumber(ARGV[5]), ARGV[2])
-redis.call('HSET', P..'wslots', ARGV[2], ARGV[3]..'|'..ARGV[4])
-return 1
-"""
-)
-
-# ARGV: prefix. Returns {host, slots, running, ...} of live hosts.
-HOSTS: Final = (
-    _HELPERS
-    + """
-live_slots(now_ms())
-local slots, order = {}, {}
-for _, w in ipairs(redis.call('ZRANGE', P..'workers', 0, -1)) do
-  local v = redis.call('HGET', P..'wslots', w)
-  if v then
-    local host, n = string.match(v, '^(.*)|(%d+)$')
-    if not slots[host] then table.insert(order, host) slots[host] = 0 end
-    slots[host] = slots[host] + tonumber(n)
-  end
-end
-local out = {}
-for _, host in ipairs(order) do
-  table.insert(out, host)
-  table.insert(out, slots[host])
-  table.insert(out, tonumber(redis.call('HGET', P..'hrun', host) or '0'))
-end
-return out
-"""
-)
-
-# ARGV: prefix
-PENDING: Final = (
-    _HELPERS
-    + """
-local n = 0
-for _, inst in ipairs(redis.call('ZRANGE', P..'turns', 0, -1)) do n = n + pending_of(inst) end
-return n
 """
 )

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers import schedule_lua as lua
-from workers.schedule import (
+from workers import schedule_lua, schedule_lua_sweep
+from workers.schedule_types import (
     LOCALITY_WINDOW,
     Claim,
     HostLoad,
@@ -53,7 +53,8 @@ class RedisSchedule:
         )
         names = ("ENQUEUE", "WITHDRAW", "CLAIM", "RENEW", "FINISH", "DEFER", "RELEASE", "RECOVER",
                  "PROMOTE", "STALLED", "HEARTBEAT", "HOSTS", "PENDING")  # fmt: skip
-        self._scripts = {name: self._redis.register_script(getattr(lua, name)) for name in names}
+        sources = {**vars(schedule_lua), **vars(schedule_lua_sweep)}
+        self._scripts = {name: self._redis.register_script(sources[name]) for name in names}
 
     def _call(self, name: str, *args: str | int) -> Any:
         try:

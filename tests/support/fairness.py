@@ -29,6 +29,7 @@ from tests.support.services import (
     wait_for,
     worker_ready,
 )
+from workers.schedule import default_limit
 
 OTHER = "other/lib"
 
@@ -106,7 +107,8 @@ def backlog_then_one(
             a_jobs = [make_job(world, world.new_pull()) for _ in range(backlog)]
             for job in a_jobs:
                 d.queue.submit(job)
-            busy = min(2 * threads - 1, backlog)
+            # A is running as many as its limit allows (the default, of the live threads).
+            busy = min(default_limit(2 * threads), backlog)
             wait_for(lambda: world.active.get("*", 0) >= busy, "A's reviews to run", 60)
             since = len(world.stub.chat_requests)
             b = b_pull(world)
