@@ -110,8 +110,8 @@ def backlog_then_one(
             # A is running as many as its limit allows (the default, of the live threads).
             busy = min(default_limit(2 * threads), backlog)
             wait_for(lambda: world.active.get("*", 0) >= busy, "A's reviews to run", 60)
-            since = len(world.stub.chat_requests)
             b = b_pull(world)
+            since = len(world.stub.chat_requests)
             delivered = time.time()
             d.queue.submit(b)
             wait_for(lambda: world.gh.reviews(OTHER, b.pr_number), "B's review", patience, 0.2)

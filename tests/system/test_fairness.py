@@ -26,7 +26,8 @@ def test_an_installation_s_one_review_goes_ahead_of_another_s_backlog(
     fair = backlog_then_one(kind, world, tmp_path / "fair", "fair", **options)
     fifo = backlog_then_one(kind, world, tmp_path / "fifo", "fifo", **options)
     assert fair.b_reviews == fifo.b_reviews == 1
-    # Fair: B takes the thread A leaves free (A runs 3 at once of 4 threads by default).
-    assert fair.ahead == 0, f"{fair.ahead} of A's reviews started before B's"
+    # Fair: B takes the thread A leaves free (A runs 3 at once of 4 threads by default);
+    # at most one of A's claimed in the instant B's delivery was being queued.
+    assert fair.ahead <= 1, f"{fair.ahead} of A's reviews started before B's"
     # The control: in arrival order B waits for nearly all of A's queued reviews.
     assert fifo.ahead >= BACKLOG - 2 * THREADS - 1, fifo.ahead
