@@ -157,9 +157,18 @@ class RabbitNode:
                 [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out,
                 stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
-        self.ctl("wait", str(self.root / "pid"), "--timeout", "120")
-        wait_for(self._listening, f"RabbitMQ node {self.name} on port {self.port}", 60)
+        try:
+            self.ctl("wait", str(self.root / "pid"), "--timeout", "120")
+            wait_for(self._listening, f"RabbitMQ node {self.name} on port {self.port}", 60)
+        except BaseException:
+            self._kill()  # a node that failed to come up must not outlive the test
+            raise
         return self
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
 
     def _listening(self) -> bool:
         try:
@@ -177,8 +186,7 @@ class RabbitNode:
         try:
             self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            self._kill()
         # The Erlang port mapper forgets the node a moment later.
         time.sleep(0.5)
 
@@ -187,5 +195,4 @@ class RabbitNode:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        self._kill()
