@@ -10,7 +10,8 @@ the time is GitNeural's own).
 
 Deployments: ``gitneural serve --workers 2`` on the embedded SQLite broker plus a second
 ``gitneural worker``; and, when Redis is up, ``gitneural serve`` for the web only with two
-``gitneural worker`` processes on Redis.
+``gitneural worker`` processes on Redis, and the same on RabbitMQ (a vhost of its own,
+the state in Redis) when it is up too.
 
 Budgets (issue 7): every delivery answered 2xx within GitHub's 10 s; exactly one review
 per PR head that was reviewed, every review of the head current when it was reviewed, and
@@ -70,14 +71,27 @@ def run(quick: bool = False) -> list[Row]:
     deployments = [("sqlite", "embedded broker")]
     if not quick and redis_up("redis://127.0.0.1:6379/0"):
         deployments.append(("redis", "Redis"))
+        if _rabbit_up():
+            deployments.append(("rabbitmq", "RabbitMQ"))
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitneural-bench-burst-") as tmp:
         for broker, label in deployments:
             with BurstRig(Path(tmp) / broker) as rig:
                 rows += _rows(label, rig.run(plan, broker))
     if len(deployments) == 1 and not quick:
-        rows.append(row("burst on Redis", "not run: Redis is down"))
+        rows.append(row("burst on Redis and RabbitMQ", "not run: Redis is down"))
     return rows
+
+
+def _rabbit_up() -> bool:
+    """RabbitMQ at 127.0.0.1:5672 (its burst runs in a vhost of its own, state in Redis)."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", 5672), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

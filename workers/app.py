@@ -6,12 +6,20 @@ use; ``gitneural worker`` and ``gitneural serve`` call :func:`create_celery` the
 
 Choices, and why:
 
-- ``acks_late`` with ``reject_on_worker_lost``: a message is acknowledged only when its
-  review ended, so a worker that dies mid-review leaves it to another worker (after the
-  broker's visibility timeout). A failure that is not worth retrying is acknowledged
+- reviews are scheduled in the store, not in the broker (:mod:`workers.schedule`): a
+  review message is a turn, acknowledged when a thread starts it; the job it runs is
+  held by a renewed lease, so a dead worker's job is back in line within the lease on
+  every broker. Other tasks (the fast queue) use ``acks_late`` with
+  ``reject_on_worker_lost``: acknowledged only when done, so a worker that dies leaves
+  them to another. A failure that is not worth retrying is acknowledged
   (``task_acks_on_failure_or_timeout``): a poison message must not loop forever.
-- ``worker_prefetch_multiplier = 1``: a worker reserves only what it can run now, so
-  queued reviews stay in the broker for whichever worker frees up first.
+- ``worker_prefetch_multiplier = 1``: a worker reserves little beyond what it runs;
+  spare turns only cost a claim that finds nothing.
+- RabbitMQ: durable queues, persistent messages (Celery's defaults, declared explicitly)
+  and publisher confirms, so the webhook answers 202 only once the broker has the turn.
+  No review holds a message while it runs, so RabbitMQ's ``consumer_timeout`` (30 min by
+  default) needs no raising for long reviews, and nothing depends on the per-queue
+  ``x-consumer-timeout`` that only RabbitMQ 3.11.15 and 3.12 brought (3.10 has none).
 - results are ignored: nothing reads them (outcomes are logged, and posted to GitHub).
 - the embedded broker is SQLite through :mod:`workers.sqlite_broker`; it has no fanout,
   so remote control, gossip and mingle are off (they are monitoring aids only).
@@ -28,6 +36,7 @@ from celery.signals import worker_shutting_down
 from kombu.transport import TRANSPORT_ALIASES
 
 from workers import limits
+from workers.routing import named_queue, review_queues
 from workers.settings import WorkerSettings
 from workers.task_names import CONVERSATION_TASK, EYES_TASK, REVIEW_TASK
 
@@ -69,6 +78,10 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
         },
         "broker_connection_retry_on_startup": True,
         "worker_send_task_events": False,
+        # After a reconnect Celery would lower the prefetch and restore it step by step,
+        # sending basic.qos from the thread that acknowledged a task while the consumer
+        # reads the same connection: a hang. Spare turns cost a claim, not a review.
+        "worker_enable_prefetch_count_reduction": False,
         "worker_hijack_root_logger": True,
     }
     if settings.embedded_broker:
@@ -95,8 +108,29 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
             # review returns soon after the visibility timeout, not up to 100 s later.
             options["unacked_restore_interval"] = restore_interval(settings)
             options["unacked_restore_throttle"] = 1
+        if settings.amqp_broker:
+            conf.update(amqp_config(settings))
+            options.update(conf.pop("broker_transport_options"))
         conf.update(broker_url=settings.broker_url, broker_transport_options=options)
     return conf
+
+
+def amqp_config(settings: WorkerSettings) -> dict[str, Any]:
+    """RabbitMQ: nothing accepted that the broker could still lose."""
+    # Durable (kombu's default, said here): the queues and their messages survive a restart.
+    queues = [
+        *review_queues(settings, settings.worker_host),
+        named_queue(settings.fast_queue),
+        named_queue(settings.conversation_queue),
+    ]
+    return {
+        "task_queues": queues,
+        "task_default_delivery_mode": "persistent",
+        # Each publish waits for the broker's confirm (the webhook answers 202 after it).
+        "broker_transport_options": {"confirm_publish": True},
+        # Dead connections (a host gone, a NAT dropped) are noticed within a minute.
+        "broker_heartbeat": 30,
+    }
 
 
 def restore_interval(settings: WorkerSettings) -> float:

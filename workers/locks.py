@@ -86,9 +86,11 @@ class PRLock:
     the store was unreachable) or after :meth:`abandon`: the job must then not post.
     """
 
-    def __init__(self, state: PRState, key: str, lease: float) -> None:
+    def __init__(self, state: PRState, key: str, lease: float, owner: str | None = None) -> None:
         self._state, self.key, self._lease = state, key, lease
-        self.owner = uuid.uuid4().hex
+        #: The job's claim owner, so a sweep that puts the job of a dead worker back in
+        #: line can also free its PR (:mod:`workers.sweeper`).
+        self.owner = owner or uuid.uuid4().hex
         self._stop = threading.Event()
         self._lost = threading.Event()
         self._thread: threading.Thread | None = None

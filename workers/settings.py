@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +20,26 @@ from bot.errors import ConfigError
 
 Pool = Literal["threads", "prefork", "solo"]
 POOLS: Final[tuple[str, ...]] = ("threads", "prefork", "solo")
+ScheduleMode = Literal["fair", "fifo"]
+SCHEDULES: Final[tuple[str, ...]] = ("fair", "fifo")
 
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
-_BROKER_SCHEMES: Final = (*_REDIS_SCHEMES, "amqp://", "amqps://", "pyamqp://", "sqla+sqlite://")
+_AMQP_SCHEMES: Final = ("amqp://", "amqps://", "pyamqp://")
+_BROKER_SCHEMES: Final = (*_REDIS_SCHEMES, *_AMQP_SCHEMES, "sqla+sqlite://")
 _EMBEDDED_PREFIX: Final = "sqla+sqlite:///"
 _PREFIX_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def worker_host(env: Mapping[str, str]) -> str:
+    """``GITNEURAL_WORKER_HOST``, else this machine's host name (made queue-safe): one
+    name per mirror cache, shared by the worker processes on the host."""
+    raw = env.get("GITNEURAL_WORKER_HOST", "").strip()
+    if raw:
+        if not _PREFIX_RE.fullmatch(raw):
+            raise ConfigError("GITNEURAL_WORKER_HOST must be 1-64 letters, digits, '_.-'")
+        return raw
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname())[:64]
+    return name or "localhost"
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,13 @@ class WorkerSettings:
     #: On SIGTERM a worker stops taking jobs and lets running reviews finish for this
     #: long; reviews still running then are interrupted and put back in the queue.
     shutdown_grace: float = 20.0
+    #: Reviews one installation may run at once; 0: three quarters of the review threads
+    #: of all live workers (``workers.schedule.default_limit``).
+    installation_concurrency: int = 0
+    #: ``fair``: installations take turns; ``fifo``: one line in arrival order.
+    schedule: ScheduleMode = "fair"
+    #: This worker host's name (``GITNEURAL_WORKER_HOST``), for routing by repository.
+    worker_host: str = "localhost"
 
     def __post_init__(self) -> None:
         if not self.broker_url.startswith(_BROKER_SCHEMES):
@@ -99,11 +122,23 @@ class WorkerSettings:
                 raise ConfigError(f"{name} must be a number > 0")
         if self.max_retries < 0:
             raise ConfigError("GITNEURAL_TASK_MAX_RETRIES must be a whole number >= 0")
+        if self.installation_concurrency < 0:
+            raise ConfigError(
+                "GITNEURAL_INSTALLATION_CONCURRENCY must be a whole number >= 1 "
+                "(or 0 for three quarters of the live review threads)"
+            )
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"GITNEURAL_SCHEDULE must be one of {', '.join(SCHEDULES)}")
 
     @property
     def embedded_broker(self) -> bool:
         """The broker is SQLite on this machine (``gitneural serve`` runs its own worker)."""
         return self.broker_url.startswith(_EMBEDDED_PREFIX)
+
+    @property
+    def amqp_broker(self) -> bool:
+        """The broker is RabbitMQ (AMQP 0-9-1)."""
+        return self.broker_url.startswith(_AMQP_SCHEMES)
 
     @property
     def broker_path(self) -> Path | None:
@@ -165,4 +200,7 @@ class WorkerSettings:
             ),
             poll_interval=env_float(env, "GITNEURAL_BROKER_POLL_INTERVAL", cls.poll_interval),
             shutdown_grace=env_float(env, "GITNEURAL_SHUTDOWN_GRACE", cls.shutdown_grace),
+            installation_concurrency=env_int(env, "GITNEURAL_INSTALLATION_CONCURRENCY", 0),
+            schedule=env.get("GITNEURAL_SCHEDULE", "").strip() or cls.schedule,  # type: ignore[arg-type]
+            worker_host=worker_host(env),
         )

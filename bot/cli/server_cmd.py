@@ -12,25 +12,23 @@ one machine. It is then a small supervisor of three child processes:
                                        behind reviews
 
 SIGTERM or SIGINT stops all three (workers finish or requeue running reviews within
-``GITNEURAL_SHUTDOWN_GRACE``); if one child dies, the others are stopped and ``serve``
-exits 1, so a process manager restarts the whole set. With a shared broker (Redis,
-RabbitMQ), ``serve`` runs the web server only and workers run as ``gitneural worker``.
+``GITNEURAL_SHUTDOWN_GRACE``); a child that dies is started again
+(:mod:`bot.cli.supervisor`), and its reviews come back through their leases. With a
+shared broker (Redis, RabbitMQ), ``serve`` runs the web server only and workers run as
+``gitneural worker``.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import logging
-import signal
-import subprocess
+import os
 import sys
-import threading
-import time
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.cli.db_cmd import upgrade_store
+from bot.cli.supervisor import supervise
 from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
@@ -150,6 +148,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from bot.cli.ops_wiring import check_operator_files, operate_worker
     from workers.app import create_celery
+    from workers.routing import review_queues
     from workers.settings import WorkerSettings
 
     check_operator_files()
@@ -160,8 +159,10 @@ def run_worker(args: argparse.Namespace) -> int:
     log.info("%s", upgrade_store())
     app = create_celery(settings)
     celery_args = operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
+    # Reviews: the shared queue and this host's own (routing by repository).
+    reviews = ",".join(q.name for q in review_queues(settings, settings.worker_host))
     names = {
-        "reviews": settings.review_queue,
+        "reviews": reviews,
         "fast": settings.fast_queue,
         "conversations": settings.conversation_queue,
     }
@@ -170,10 +171,11 @@ def run_worker(args: argparse.Namespace) -> int:
         *celery_args,
         "worker",
         f"--pool={settings.pool}",
-        f"--concurrency={settings.concurrency}",
+        f"--concurrency={pool_size(settings, args.queues)}",
         f"--queues={','.join(names[q] for q in args.queues)}",
         f"--loglevel={'DEBUG' if args.verbose else 'INFO'}",
-        f"--hostname=gitneural-{label}-%i@%h",
+        # One name per process: RabbitMQ refuses two workers the same remote-control queue.
+        f"--hostname=gitneural-{label}-{os.getpid()}@%h",
         # Monitoring aids that need a fanout exchange (the embedded broker has none).
         "--without-gossip",
         "--without-mingle",
@@ -181,6 +183,14 @@ def run_worker(args: argparse.Namespace) -> int:
     ]
     app.worker_main(argv)
     return 0
+
+
+def pool_size(settings: Any, queues: tuple[str, ...]) -> int:
+    """Threads of a worker's pool: its review threads, and one more that hands on a turn
+    arriving while every review thread is busy (``workers.review_turn``), so no turn waits
+    unacknowledged in the broker for the length of a review."""
+    extra = settings.pool == "threads" and "reviews" in queues
+    return int(settings.concurrency) + (1 if extra else 0)
 
 
 def _check_worker_env() -> WorkerContext:
@@ -194,53 +204,3 @@ def _check_worker_env() -> WorkerContext:
     from workers.context import WorkerContext
 
     return WorkerContext.from_env()
-
-
-# -- the supervisor ----------------------------------------------------------------------
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    # Linux: if the supervisor is killed outright, its children get SIGTERM too.
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def supervise(children: dict[str, list[str]], stop_timeout: float) -> int:
-    """Run ``children`` until a signal (exit 0) or until one of them exits (exit 1)."""
-    stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    failed = False
-    try:
-        for name, cmd in children.items():
-            # Own session: a terminal's Ctrl-C reaches only this process, which stops
-            # each child once (Celery reads a second signal as "stop now").
-            procs[name] = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent)
-        log.info("serving: %s", ", ".join(f"{n} (pid {p.pid})" for n, p in procs.items()))
-        while not stop.wait(0.2):
-            for name, proc in procs.items():
-                code = proc.poll()
-                if code is not None:
-                    print(f"gitneural: error: the {name} process exited with {code}; stopping",
-                          file=sys.stderr)  # fmt: skip
-                    failed = True
-                    stop.set()
-                    break
-    finally:
-        _stop_all(list(procs.values()), stop_timeout)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 1 if failed else 0
-
-
-def _stop_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

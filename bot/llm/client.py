@@ -25,6 +25,7 @@ from bot.errors import (
     ModelOutputError,
     ModelTimeoutError,
 )
+from bot.llm.budget import request_tokens, take
 from bot.llm.errors import (
     ErrorContext,
     RetryableFailure,
@@ -103,6 +104,7 @@ class K3Client:
             attempt += 1
             self._check_deadline(deadline, started, last)
             progress.emit("waiting", 0, attempt)
+            self._take_budget(messages, tools, max_completion_tokens, deadline, progress, attempt)
             try:
                 turn = self._attempt(
                     messages,
@@ -227,6 +229,29 @@ class K3Client:
             raise cut_failure(self._ctx, "the answer held no message")
         self._reasoning_field = next(k for k in turn.message if k.startswith("reasoning"))
         return turn
+
+    def _take_budget(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_completion_tokens: int,
+        deadline: float | None,
+        progress: ProgressEmitter,
+        attempt: int,
+    ) -> None:
+        """Every attempt (retries too) waits for its turn in the shared rate limit."""
+        budget = self.settings.budget
+        if budget is None:
+            return
+        # Load the SDK first (hundreds of ms on a cold start): the window is counted from
+        # the grant, so the request should leave right after it.
+        _ = self._openai
+
+        def waiting(seconds: float) -> None:
+            detail = f"model rate limit ({budget.description}), next turn in {seconds:.1f}s"
+            progress.emit("waiting", 0, attempt, detail)
+
+        take(budget, request_tokens(messages, tools, max_completion_tokens), deadline, waiting)
 
     # -- time ------------------------------------------------------------------------
 

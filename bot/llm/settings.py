@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError, MissingKeyError
+from bot.llm.budget import RequestBudget
 from bot.llm.errors import display_url
 
 DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
@@ -26,6 +27,8 @@ class LLMSettings:
     max_retries: int = 5
     backoff_base: float = 1.0  # seconds
     backoff_max: float = 60.0  # also caps how long a retry-after is honoured
+    #: The deployment's shared model rate limit, taken before every attempt; ``None``: none.
+    budget: RequestBudget | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:

@@ -61,14 +61,17 @@ class WebSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> WebSettings:
         """Read the settings; raises :class:`ConfigError` naming the variable to fix.
 
-        The delivery log uses ``GITNEURAL_DEDUPE_URL``, else the broker's Redis when
+        The delivery log uses ``GITNEURAL_DEDUPE_URL``, else ``GITNEURAL_STATE_URL`` (the
+        Redis of the workers' state, e.g. beside RabbitMQ), else the broker's Redis when
         ``GITNEURAL_BROKER_URL`` is a Redis URL (so several web hosts share one log),
         else SQLite under ``GITNEURAL_DATA_DIR``.
         """
         env = os.environ if env is None else env
         broker = env.get("GITNEURAL_BROKER_URL", "")
-        dedupe = env.get("GITNEURAL_DEDUPE_URL") or (
-            broker if broker.startswith(_REDIS_SCHEMES) else None
+        dedupe = (
+            env.get("GITNEURAL_DEDUPE_URL")
+            or env.get("GITNEURAL_STATE_URL")
+            or (broker if broker.startswith(_REDIS_SCHEMES) else None)
         )
         return cls(
             webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", ""),

@@ -413,3 +413,16 @@ def test_command_line_mode_serves_a_script_to_other_processes(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_rate_limit_answers_429_above_n_requests_in_any_window() -> None:
+    with K3Stub(brain=lambda b: Reply(content="ok"), rate_limit=2, rate_window=1.0) as stub:
+        first = [post(stub, body())[0] for _ in range(3)]
+        assert first == [200, 200, 429]
+        status, _, raw = post(stub, body())
+        assert (status, error_of(raw)["type"]) == (429, "rate_limit_reached_error")
+        # A refused request does not count; the window slides from the first admitted.
+        time.sleep(1.05)
+        assert [post(stub, body())[0] for _ in range(3)] == [200, 200, 429]
+        assert stub.rate_limited == 3
+        assert len(stub.arrivals) == 7

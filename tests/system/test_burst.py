@@ -1,5 +1,5 @@
 """The burst (issue 7, item 4): 1,000 signed deliveries for 50 PRs against the App as
-deployed, with two worker processes.
+deployed, with two worker processes, on the embedded broker, Redis and RabbitMQ.
 
 Each delivery is answered 2xx within GitHub's 10 s; each delivery id is queued once
 (redeliveries are answered ``duplicate``); every head a review was posted for was the PR's
@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.burst.check import Answer, BurstPlan, BurstResult, Delivery, Push
 from tests.support.burst.rig import BurstRig
+from tests.support.deployments import BROKERS
 
 # ---- the checks catch what they must ---------------------------------------------------
 
@@ -98,7 +99,7 @@ def test_a_read_during_the_push_may_have_seen_either_head() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("broker", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.mark.parametrize("broker", BROKERS)
 def test_a_burst_of_1000_deliveries_for_50_prs(broker: str, tmp_path: Path) -> None:
     plan = BurstPlan()
     assert (plan.total, plan.prs) == (1000, 50)

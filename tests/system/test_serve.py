@@ -183,7 +183,7 @@ def test_refuses_to_start_without_the_webhook_secret(tmp_path: Path) -> None:
     ]
 
 
-def test_sigterm_stops_every_process_and_a_dead_child_stops_serve(tmp_path: Path) -> None:
+def test_sigterm_stops_every_process_and_a_dead_child_is_started_again(tmp_path: Path) -> None:
     with app_world(tmp_path) as world:
         proc, _ = serve_world(world, tmp_path / "a")
         proc.wait_log("ready.", count=2, timeout=60)
@@ -195,13 +195,26 @@ def test_sigterm_stops_every_process_and_a_dead_child_stops_serve(tmp_path: Path
         assert time.monotonic() - started < 30
         wait_for(lambda: not any(pid_alive(p) for p in family), "every child to exit", 10)
 
-        proc, _ = serve_world(world, tmp_path / "b")
-        web = children_of(proc.pid)[0]
-        workers = children_of(proc.pid)[1:]
-        subprocess.run(["kill", "-KILL", str(web)], check=True)
-        assert proc.proc is not None and proc.proc.wait(timeout=60) == 1
-        assert "the web process exited" in proc.log()
-        wait_for(lambda: not any(pid_alive(p) for p in workers), "the workers to exit", 10)
+        proc, address = serve_world(world, tmp_path / "b")
+        proc.wait_log("ready.", count=2, timeout=60)
+        web, *workers = children_of(proc.pid)
+        subprocess.run(["kill", "-KILL", str(web), *map(str, workers)], check=True)
+        # Like a process manager, serve starts each of them again and keeps serving.
+        proc.wait_log("ready.", count=4, timeout=90)
+        assert proc.alive()
+        assert "the web process exited with -9; starting it again" in proc.log()
+        again = children_of(proc.pid)
+        assert len(again) == 3 and not set(again) & {web, *workers}
+        served = Served(world, proc, address)
+        number = world.new_pull()
+        wait_for(
+            lambda: served.deliver("pull_request", world.opened(number)).status == 202,
+            "the restarted web server to queue a delivery",
+            60,
+            0.5,
+        )
+        wait_for(lambda: world.reviews(number), "the review by the restarted workers", 60)
+        assert proc.stop(signal.SIGTERM) == 0
 
 
 @pytest.mark.redis

@@ -1,9 +1,11 @@
-"""Real ``gitneural worker`` processes on the real Redis and on the embedded SQLite broker,
-running the real job runner against the fake GitHub and the K3 stub (threads, by URL).
+"""Real ``gitneural worker`` processes on the real Redis, the real RabbitMQ (a vhost of its
+own) and the embedded SQLite broker, running the real job runner against the fake GitHub
+and the K3 stub (threads, by URL).
 Jobs are submitted with ``CeleryJobQueue``, as the webhook does."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Iterator
@@ -14,8 +16,9 @@ from typing import Any
 import pytest
 
 from bot.jobs import ReviewJob
+from tests.support.deployments import BROKERS, broker_env
+from tests.support.rabbit import rabbit_vhost
 from tests.support.services import (
-    REDIS_URL,
     REPO,
     SUGGESTION,
     AppWorld,
@@ -51,30 +54,31 @@ class Deployment:
 
 
 def make_deployment(
-    kind: str, world: AppWorld, root: Path, **extra: str
+    kind: str, world: AppWorld, root: Path, vhost_url: str | None = None, **extra: str
 ) -> tuple[dict[str, str], CeleryJobQueue, PRState]:
     prefix = unique_prefix()
     env = world.env(root / "data", GITNEURAL_QUEUE_PREFIX=prefix, **extra)
-    if kind == "redis":
-        env["GITNEURAL_BROKER_URL"] = REDIS_URL
+    env.update(broker_env(kind, vhost_url))
     settings = WorkerSettings.from_env(env)
     state = open_pr_state(settings)
     return env, CeleryJobQueue(create_celery(settings), settings, state=state), state
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(scope="module", params=BROKERS)
 def deployment(
     request: pytest.FixtureRequest, world: AppWorld, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Deployment]:
     kind = request.param
-    client = require_redis() if kind == "redis" else None
+    client = require_redis() if kind != "sqlite" else None
     root = tmp_path_factory.mktemp(kind)
-    env, queue, state = make_deployment(kind, world, root)
-    with GitNeuralProcess(["worker", "-c", "4"], env, root / "worker.log") as worker:
-        worker_ready(worker)
-        yield Deployment(kind, world, env, queue, state, worker)
-    if client is not None:
-        drop_redis_keys(client, env["GITNEURAL_QUEUE_PREFIX"])
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(rabbit_vhost()) if kind == "rabbitmq" else None
+        env, queue, state = make_deployment(kind, world, root, url)
+        with GitNeuralProcess(["worker", "-c", "4"], env, root / "worker.log") as worker:
+            worker_ready(worker)
+            yield Deployment(kind, world, env, queue, state, worker)
+        if client is not None:
+            drop_redis_keys(client, env["GITNEURAL_QUEUE_PREFIX"])
 
 
 def test_a_job_run_twice_posts_one_review(deployment: Deployment) -> None:

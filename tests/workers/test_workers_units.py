@@ -122,11 +122,13 @@ def test_pr_key_ignores_case() -> None:
 # ---- Celery configuration --------------------------------------------------------------
 
 
-def test_review_task_is_late_acked_with_limits_and_routed(tmp_path: Path) -> None:
+def test_review_turns_are_acked_when_started_with_limits_and_routed(tmp_path: Path) -> None:
     s = WorkerSettings.from_env({"GITNEURAL_DATA_DIR": str(tmp_path)})
     app = create_celery(s)
     task = app.tasks[REVIEW_TASK]
-    assert task.acks_late and task.reject_on_worker_lost
+    # A review message is a turn: the job it runs is held by its lease in the schedule,
+    # so no message stays unacknowledged for the length of a review.
+    assert not task.acks_late
     assert (task.soft_time_limit, task.time_limit) == (1800, 2100)
     assert task.max_retries is None  # faults are counted in the message
     assert app.conf.task_acks_on_failure_or_timeout is True

@@ -161,6 +161,12 @@ class StubHandler(BaseHTTPRequestHandler):
                 "invalid_request_error",
                 f"Invalid request: Your request exceeded model token limit: {stub.context_window}",
             )
+        if not stub.admit():
+            raise StubError(
+                429,
+                "rate_limit_reached_error",
+                f"Your account reached its RPM limit of {stub.rate_limit}, please try again later",
+            )
         usage = usage_fields(prompt_tokens, stub.cached_tokens(prompt), stub.cached_in_details)
         reply = stub.next_reply(body)
         if not self._wait(reply.delay):

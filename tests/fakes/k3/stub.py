@@ -8,7 +8,10 @@ refuses (see ``checks``) and answers scripted :class:`Reply` objects, streaming
 (SSE chunks, ``data: [DONE]``) or not. Replies come from a queue (``push``) and then from
 ``brain(request_body) -> Reply``. Usage is estimated at 4 characters per token; cached
 tokens are the longest prefix this prompt shares with an earlier one, counted above 256
-tokens as K3's automatic prefix cache does.
+tokens as K3's automatic prefix cache does. With ``rate_limit=N`` the stub answers 429
+``rate_limit_reached_error`` to a chat request when it already admitted N within the last
+``rate_window`` seconds (a strict sliding window, as an account's RPM is counted);
+``rate_limited`` counts those answers and ``arrivals`` holds every chat request's time.
 
 For other processes: ``python -m tests.fakes.k3 --port N --script FILE.json`` prints
 ``K3STUB_READY <base_url>``; ``GET /_stub/requests`` returns the recorded requests and
@@ -21,6 +24,7 @@ import argparse
 import contextlib
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -62,9 +66,16 @@ class K3Stub:
         cached_in_details: bool = False,
         context_window: int = CONTEXT_WINDOW,
         check_history: bool = True,
+        rate_limit: int | None = None,
+        rate_window: float = 60.0,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        self.rate_limit, self.rate_window = rate_limit, rate_window
+        self.rate_limited = 0
+        #: ``time.monotonic()`` of every chat request that reached the rate limit check.
+        self.arrivals: list[float] = []
+        self._admitted: deque[float] = deque()
         self.api_key = api_key
         self.models = set(models)
         self.reasoning_field = reasoning_field
@@ -151,6 +162,21 @@ class K3Stub:
             del self._prompts[:-256]  # bound the work per request
         tokens = best // 4
         return tokens if tokens > CACHE_MIN_TOKENS else 0
+
+    def admit(self) -> bool:
+        """Whether a chat request fits the rate limit now (it then counts against it)."""
+        now = time.monotonic()
+        with self._lock:
+            self.arrivals.append(now)
+            if self.rate_limit is None:
+                return True
+            while self._admitted and self._admitted[0] <= now - self.rate_window:
+                self._admitted.popleft()
+            if len(self._admitted) >= self.rate_limit:
+                self.rate_limited += 1
+                return False
+            self._admitted.append(now)
+            return True
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:

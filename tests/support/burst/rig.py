@@ -37,11 +37,12 @@ from pathlib import Path
 from tests.fakes.github import FakeGitHubClient
 from tests.support.burst.check import BurstPlan, BurstResult
 from tests.support.burst.send import Sender
+from tests.support.deployments import broker_env
 from tests.support.paths import ROOT
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
+from tests.support.rabbit import rabbit_vhost
 from tests.support.services import (
     CONFIG,
-    REDIS_URL,
     REPO,
     GitNeuralProcess,
     drop_redis_keys,
@@ -156,16 +157,22 @@ class BurstRig:
         """Serve the App, send the burst, wait for every job to end, and collect.
 
         ``broker="sqlite"``: ``gitneural serve`` runs the web and a review worker on the
-        embedded broker, and a second worker joins it. ``"redis"``: the deployment of
-        several machines, ``gitneural serve`` for the web only and two workers."""
+        embedded broker, and a second worker joins it. ``"redis"`` and ``"rabbitmq"`` (a
+        vhost of its own, the state in Redis): the deployment of several machines,
+        ``gitneural serve`` for the web only and two workers."""
+        with contextlib.ExitStack() as outer:
+            url = outer.enter_context(rabbit_vhost()) if broker == "rabbitmq" else None
+            return self._run(plan, broker, url)
+
+    def _run(self, plan: BurstPlan, broker: str, url: str | None) -> BurstResult:
         pulls = [self.pull() for _ in range(plan.prs)]
         run_dir = self.root / f"run-{broker}-{time.monotonic_ns()}"
         run_dir.mkdir(parents=True)
         env = self.env(run_dir / "data")
         client = None
-        if broker == "redis":
+        if broker in ("redis", "rabbitmq"):
             client = require_redis()
-            env.update(GITNEURAL_BROKER_URL=REDIS_URL, GITNEURAL_QUEUE_PREFIX=unique_prefix())
+            env.update(broker_env(broker, url), GITNEURAL_QUEUE_PREFIX=unique_prefix())
         port = free_port()
         serve = GitNeuralProcess(
             ["serve", "--port", str(port), "--workers", "2"], env, run_dir / "serve.log"

@@ -1,0 +1,125 @@
+"""Installation A queues a backlog, then installation B's one review arrives while A's
+run: shared by ``tests/system/test_fairness.py`` (the order) and
+``benchmarks/bench_fairness.py`` (the time, in review-times).
+
+    with app_world(root) as world:
+        r = backlog_then_one("redis", world, root, "fair", backlog=200, threads=4, think=5)
+        r.wait / r.review_time       # B's wait from its delivery to its review, in reviews
+
+Two ``gitneural worker -Q reviews -c threads`` processes; the K3 stub thinks ``think``
+seconds per review. A review-time is one review alone on the same set-up, measured first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.jobs import ReviewJob
+from tests.support.deployments import deployment
+from tests.support.planted import ORIGINAL, PLANTED
+from tests.support.services import (
+    CONFIG,
+    REPO,
+    AppWorld,
+    GitNeuralProcess,
+    make_job,
+    wait_for,
+    worker_ready,
+)
+from workers.schedule import default_limit
+
+OTHER = "other/lib"
+
+
+@dataclass
+class Backlog:
+    review_time: float
+    #: Seconds from B's delivery to B's review on GitHub.
+    wait: float
+    #: A's reviews that reached the model after B's delivery and before B's.
+    ahead: int
+    b_reviews: int
+
+    @property
+    def waits(self) -> float:
+        return self.wait / self.review_time
+
+
+def b_pull(world: AppWorld) -> ReviewJob:
+    """A PR of installation 2 (its own repository), titled for the stub's brain."""
+    if OTHER not in world.gh.store.repos:
+        files = {"people.py": ORIGINAL, ".gitneural.toml": CONFIG}
+        world.gh.create_repo(OTHER, installation_id=2, files=files)
+    branch = f"b-{time.monotonic_ns()}"
+    world.gh.push(OTHER, branch, {"people.py": PLANTED}, "Tighten is_adult")
+    title = f"Pull {branch} ok"
+    number = world.gh.create_pull(OTHER, head=branch, title=title, body="Please")
+    world.active.setdefault(title, 0)
+    head = world.gh.head_sha(OTHER, number)
+    return ReviewJob(2, OTHER, number, head, "opened", f"b-{number}-{time.monotonic_ns()}")
+
+
+def _posted_at(world: AppWorld, repo: str, number: int) -> float:
+    posts = world.gh.requests("POST", f"/repos/{repo}/pulls/{number}/reviews")
+    return min(r.time for r in posts if r.status == 200)
+
+
+def _ahead_of(world: AppWorld, since: int, title: str) -> int:
+    for count, request in enumerate(world.stub.chat_requests[since:]):
+        if title in str((request.body or {}).get("messages")):
+            return count
+    raise AssertionError("B's review never reached the model")
+
+
+def backlog_then_one(
+    kind: str,
+    world: AppWorld,
+    root: Path,
+    schedule: str,
+    *,
+    backlog: int,
+    threads: int,
+    think: float,
+) -> Backlog:
+    root.mkdir(parents=True, exist_ok=True)
+    patience = 60 + 3 * think * backlog / threads
+    with (
+        deployment(kind, world, root, GITNEURAL_SCHEDULE=schedule) as d,
+        contextlib.ExitStack() as stack,
+    ):
+        command = ["worker", "-Q", "reviews", "-c", str(threads)]
+        workers = [
+            stack.enter_context(GitNeuralProcess(command, d.env, root / f"w{i}.log"))
+            for i in range(2)
+        ]
+        for worker in workers:
+            worker_ready(worker)
+        world.think = think
+        try:
+            alone = make_job(world, world.new_pull())
+            sent = time.time()
+            d.queue.submit(alone)
+            wait_for(lambda: world.reviews(alone.pr_number), "a review alone", 60 + 3 * think)
+            review_time = _posted_at(world, REPO, alone.pr_number) - sent
+            a_jobs = [make_job(world, world.new_pull()) for _ in range(backlog)]
+            for job in a_jobs:
+                d.queue.submit(job)
+            # A is running as many as its limit allows (the default, of the live threads).
+            busy = min(default_limit(2 * threads), backlog)
+            wait_for(lambda: world.active.get("*", 0) >= busy, "A's reviews to run", 60)
+            b = b_pull(world)
+            since = len(world.stub.chat_requests)
+            delivered = time.time()
+            d.queue.submit(b)
+            wait_for(lambda: world.gh.reviews(OTHER, b.pr_number), "B's review", patience, 0.2)
+            wait = _posted_at(world, OTHER, b.pr_number) - delivered
+            title = str(world.gh.pull(OTHER, b.pr_number)["title"])
+            ahead = _ahead_of(world, since, title)
+        finally:
+            world.think = 0.0
+        # A's backlog is left to the workers' shutdown: its jobs stay in this run's keys.
+        b_reviews = len(world.gh.reviews(OTHER, b.pr_number))
+    return Backlog(review_time, wait, ahead, b_reviews)

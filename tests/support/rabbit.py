@@ -1,0 +1,198 @@
+"""RabbitMQ for the tests: the machine's broker with a vhost per test, or a node of the
+test's own (for restarts and a low ``consumer_timeout``, which the shared broker must
+never see).
+
+    with rabbit_vhost() as url:                 # amqp://guest:guest@127.0.0.1:5672/gntest-…
+        ...
+    with RabbitNode(tmp_path, consumer_timeout_ms=5000) as node:   # its own port and data
+        node.url; node.stop(); node.start()     # a real restart: durable queues survive
+
+Both need ``rabbitmqctl`` (the shared broker's vhosts) or ``rabbitmq-server`` (a node of
+one's own) on this machine, as root. Under ``CI=true`` a missing RabbitMQ is a failure,
+elsewhere a skip whose reason says how to get one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.services import free_port, wait_for
+
+RABBIT_HOST, RABBIT_PORT = "127.0.0.1", 5672
+SBIN = Path("/usr/lib/rabbitmq/bin")
+CTL_TIMEOUT = 120
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def rabbitmqctl() -> str:
+    found = shutil.which("rabbitmqctl") or (
+        str(SBIN / "rabbitmqctl") if (SBIN / "rabbitmqctl").exists() else None
+    )
+    if found is None:
+        _missing("rabbitmqctl is not installed: `apt-get install rabbitmq-server` (as root)")
+    assert found is not None
+    return found
+
+
+def require_rabbitmq() -> None:
+    """The RabbitMQ at 127.0.0.1:5672, managed by ``rabbitmqctl`` (vhosts need root)."""
+    try:
+        with socket.create_connection((RABBIT_HOST, RABBIT_PORT), timeout=1):
+            pass
+    except OSError:
+        _missing(
+            "RabbitMQ is not reachable at 127.0.0.1:5672; start it with "
+            "`service rabbitmq-server start` (or `docker run -d -p 5672:5672 rabbitmq:3`)"
+        )
+    if os.geteuid() != 0:
+        _missing("the RabbitMQ tests make a vhost each with rabbitmqctl: run them as root")
+    rabbitmqctl()
+
+
+def ctl(
+    *args: str, node: str | None = None, env: dict[str, str] | None = None, tool: str = ""
+) -> str:
+    command = [tool or rabbitmqctl(), *(["-n", node] if node else []), *args]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=CTL_TIMEOUT, env=env, check=False
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+@contextlib.contextmanager
+def rabbit_vhost() -> Iterator[str]:
+    """A vhost of its own on the shared broker (guest may use it); its URL."""
+    require_rabbitmq()
+    vhost = f"gntest-{uuid.uuid4().hex[:12]}"
+    ctl("add_vhost", vhost)
+    try:
+        ctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
+        yield f"amqp://guest:guest@{RABBIT_HOST}:{RABBIT_PORT}/{vhost}"
+    finally:
+        ctl("delete_vhost", vhost)
+
+
+def queue_depths(
+    vhost_url: str, *, node: str | None = None, env: dict[str, str] | None = None, tool: str = ""
+) -> dict[str, tuple[int, int, bool]]:
+    """``{queue: (ready, unacknowledged, durable)}`` of the URL's vhost."""
+    vhost = vhost_url.rsplit("/", 1)[1] or "/"
+    out = ctl(
+        "list_queues", "-p", vhost, "name", "messages_ready", "messages_unacknowledged",
+        "durable", "--no-table-headers", "--quiet", node=node, env=env, tool=tool,
+    )  # fmt: skip
+    depths = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            depths[parts[0]] = (int(parts[1]), int(parts[2]), parts[3] == "true")
+    return depths
+
+
+class RabbitNode:
+    """A RabbitMQ node of the test's own on a free port: its data under ``root``, its
+    Erlang cookie in ``root/home``; nothing of the machine's broker is touched."""
+
+    def __init__(self, root: Path, *, consumer_timeout_ms: int | None = None) -> None:
+        server = SBIN / "rabbitmq-server"
+        if not server.exists() or os.geteuid() != 0:
+            _missing("a RabbitMQ node of the test's own needs rabbitmq-server and root")
+        self.root = root
+        self.name = f"gntest{uuid.uuid4().hex[:8]}@localhost"
+        self.port, self.dist_port = free_port(), free_port()
+        self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/"
+        for sub in ("mnesia", "log", "home"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / "enabled_plugins").write_text("[].\n")
+        (root / "rabbitmq.conf").write_text(f"listeners.tcp.default = 127.0.0.1:{self.port}\n")
+        rabbit = ["{channel_tick_interval, 500}"]
+        if consumer_timeout_ms is not None:
+            rabbit.append(f"{{consumer_timeout, {consumer_timeout_ms}}}")
+        (root / "advanced.config").write_text(f"[{{rabbit, [{', '.join(rabbit)}]}}].\n")
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("RABBITMQ_")},
+            "HOME": str(root / "home"),
+            "RABBITMQ_NODENAME": self.name,
+            "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
+            "RABBITMQ_NODE_PORT": str(self.port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_MNESIA_BASE": str(root / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(root / "log"),
+            "RABBITMQ_CONFIG_FILE": str(root / "rabbitmq"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(root / "advanced.config"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(root / "enabled_plugins"),
+            "RABBITMQ_PID_FILE": str(root / "pid"),
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def ctl(self, *args: str) -> str:
+        # The tool itself, not /usr/sbin's wrapper: that one runs it as the rabbitmq user,
+        # who may not read this node's files (they are root's, under the test's tmp).
+        return ctl(*args, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
+
+    def queue_depths(self) -> dict[str, tuple[int, int, bool]]:
+        return queue_depths(self.url, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
+
+    def start(self) -> RabbitNode:
+        with (self.root / "server.log").open("ab") as out:
+            self.proc = subprocess.Popen(
+                [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        try:
+            self.ctl("wait", str(self.root / "pid"), "--timeout", "120")
+            wait_for(self._listening, f"RabbitMQ node {self.name} on port {self.port}", 60)
+        except BaseException:
+            self._kill()  # a node that failed to come up must not outlive the test
+            raise
+        return self
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def _listening(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """A clean stop (what ``service rabbitmq-server restart`` does first)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(AssertionError):
+            self.ctl("stop")
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._kill()
+        # The Erlang port mapper forgets the node a moment later.
+        time.sleep(0.5)
+
+    def __enter__(self) -> RabbitNode:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self._kill()
