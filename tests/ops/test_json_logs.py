@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
 import uuid
@@ -81,7 +82,7 @@ def test_serve_and_its_workers_log_json_lines(tmp_path: Path) -> None:
     ]
     assert job["delivery"] == delivery and job["installation"] == 1
     assert (job["repository"], job["pr"], job["head"]) == ("octo/app", number, head)
-    assert len(job["job"]) == 36  # the task's id
+    assert re.fullmatch(r"[0-9a-f]{32}", job["job"])  # the scheduled job's id
     # Every line of the job, not only its last, carries the job's context.
     during = [v for v in parsed if v.get("job") == job["job"]]
     assert len(during) > 3 and all(v["delivery"] == delivery for v in during)

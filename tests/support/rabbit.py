@@ -140,6 +140,9 @@ class RabbitNode:
             "RABBITMQ_ADVANCED_CONFIG_FILE": str(root / "advanced.config"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(root / "enabled_plugins"),
             "RABBITMQ_PID_FILE": str(root / "pid"),
+            # A node that crashes writes its dump (and Mnesia's core) to the working
+            # directory: keep them in the test's tmp, never in the checkout.
+            "ERL_CRASH_DUMP": str(root / "erl_crash.dump"),
         }
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -154,7 +157,7 @@ class RabbitNode:
     def start(self) -> RabbitNode:
         with (self.root / "server.log").open("ab") as out:
             self.proc = subprocess.Popen(
-                [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out,
+                [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out, cwd=self.root,
                 stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         try:
