@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -469,7 +468,8 @@ def test_snapshot_of_non_utf8_content(tmp_path: Path) -> None:
 # Scale
 
 
-def test_three_thousand_file_change_is_fast(tmp_path: Path) -> None:
+def test_a_three_thousand_file_change_is_read_whole(tmp_path: Path) -> None:
+    # Its speed is measured in benchmarks/bench_core.py (3,000 files), not timed here.
     repo = make_repo(tmp_path)
     count = 3000
     # Two distinct blobs only: creating 6,000 loose objects would dominate the test's time.
@@ -477,26 +477,14 @@ def test_three_thousand_file_change_is_fast(tmp_path: Path) -> None:
     edits = {f"pkg{i % 30}/m{i}.py": "x = 1\ny = 1\n" for i in range(count)}
     head = commit(repo, edits, branch="feature", parents=[base])
 
-    started = time.perf_counter()
     change = range_change(repo, str(base.id), "feature")
-    elapsed_range = time.perf_counter() - started
     assert len(change.diff) == count and change.head_sha == str(head.id)
     assert change.diff.lines_changed == 2 * count
 
     stage(repo, edits)
-    started = time.perf_counter()
     staged = staged_change(repo)
     walked = sum(1 for _ in staged.head.walk()) if staged.head else 0
-    elapsed_staged = time.perf_counter() - started
     assert len(staged.diff) == count and walked == count
 
-    started = time.perf_counter()
     work = worktree_change(repo)
-    elapsed_work = time.perf_counter() - started
     assert len(work.diff) == count
-    print(
-        f"3,000-file change: range {elapsed_range:.2f}s, staged+walk {elapsed_staged:.2f}s, "
-        f"work tree {elapsed_work:.2f}s"
-    )
-    # Generous bounds (a loaded CI box); measured times are printed above (pytest -s).
-    assert elapsed_range < 5 and elapsed_staged < 5 and elapsed_work < 5

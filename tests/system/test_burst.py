@@ -108,9 +108,11 @@ def test_a_burst_of_1000_deliveries_for_50_prs(broker: str, tmp_path: Path) -> N
     assert result.problems() == []
     statuses = Counter((a.status, a.answer) for a in result.answers)
     assert statuses == {(202, "queued"): 800, (200, "duplicate"): 200}
-    # Not vacuous: older heads were reviewed too, while newer ones kept coming.
+    # Not vacuous: every queued job ran to an outcome (a review, or a head found stale),
+    # and every PR got at least its newest head's review. Whether older heads were
+    # reviewed too depends on the machine's speed against the pushes, so is only printed.
     reviews = sum(result.reviews_per_head().values())
-    assert reviews > plan.prs
+    assert sum(result.outcomes.values()) >= 800 and reviews >= plan.prs
     print(
         f"\n{broker}: burst {result.burst_seconds:.0f} s, settled {result.settle_seconds:.0f} s "
         f"later; answers p50 {result.percentile(50) * 1000:.0f} ms, p99 "
