@@ -192,10 +192,12 @@ class _JobRun:
             self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc
         )
         if result is None:
+            # The push may still have fixed earlier findings (a file back as it was).
+            memory = recall(self.ctx, self.gh, pull, read_threads=True, on_401=self._forget_token)
             since = (pc.since or "")[:12]
-            self.check.close(
-                "neutral", "Nothing new to review", f"No file of this PR changed since `{since}`."
-            )
+            conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
+            summary = f"No file of this PR changed since `{since}`.{still}"
+            self.check.close(conclusion, "Nothing new to review", summary)
             return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
         stop = self._moved_on(pull.head_sha)
         if stop is not None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import github
 import pygit2
 
+from bot.config import GitHubSettings
 from bot.domain.results import Finding
 from bot.errors import GitError, GitHubError, StoreError
 from bot.gh.addressing import address_thread
@@ -51,6 +52,7 @@ from bot.store.findings import (
 from workers.context import WorkerContext
 from workers.dismissals import EarlierThread, earlier_threads, gitneural_author, record_dismissals
 from workers.job_errors import TransientJobError
+from workers.publish import conclusion_for
 
 log = logging.getLogger("gitneural.worker")
 
@@ -117,6 +119,15 @@ class Memory:
             log.warning("could not resolve the thread of a fixed finding: %s", exc)
             return
         log.info("finding %s fixed in %s: thread resolved", row.fingerprint[:16], row.fixed_in)
+
+    def verdict(self, still_open: Sequence[str], settings: GitHubSettings) -> tuple[str, str]:
+        """The check run's conclusion when nothing new was reviewed, and what to add to
+        its summary: the gate still counts the findings standing."""
+        conclusion = conclusion_for([], settings, still_open)
+        if not still_open:
+            return ("success" if conclusion == "success" else "neutral"), ""
+        n = len(still_open)
+        return conclusion, f" {n} finding{'s' if n != 1 else ''} still open from earlier reviews."
 
     def record(self, findings: Iterable[Finding]) -> None:
         """The findings this review reports (new or repeated), open at the new head."""
