@@ -15,10 +15,10 @@ from graphql import parse, validate
 
 import bot
 from bot.errors import GitHubError
+from bot.gh.addressing import address_thread, has_write_access
 from bot.gh.client import installation_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.graphql import DOCUMENTS, Document, run_query
-from bot.gh.addressing import address_thread, has_write_access
 from bot.gh.threads import read_review_threads, resolve_thread, thread_of
 from bot.gh.tokens import InstallationTokens
 from tests.fakes.github import FakeGitHub
