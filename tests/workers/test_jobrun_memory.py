@@ -8,11 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bot.jobs import ConversationJob
 from bot.render.conversation import parse_finding_marker
 from bot.store.finding_states import pull_findings
 from bot.store.findings import stored_finding
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
+from workers.conversation import run_conversation_job
 from workers.jobrun import run_review_job
 
 GATE = CONFIG + '[github]\ncheck_conclusion = "failure"\n'
@@ -183,3 +185,50 @@ def test_a_finding_moved_by_a_push_above_it_stays_open_where_it_went(tmp_path: P
         rows = pull_findings(w.ctx.ensure_store(), w.gh.repo_json(REPO)["id"], w.number)
         assert {(r.path, r.state, r.start_line) for r in rows} >= {("people.py", "open", 4)}
         assert _summary(w)[0] == "failure"
+
+
+def test_a_resolved_job_records_the_dismissal_once_and_posts_nothing(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        w.stub.push(submit(PLANTED_BUG))
+        _review(w)
+        top = _top(w)
+        theirs = w.gh.add_review_comment(REPO, w.number, "people.py", 2, "Hm", user="carol")
+
+        def resolved(comment_id: int, delivery: str) -> ConversationJob:
+            return ConversationJob(
+                installation_id=1, repo=REPO, pr_number=w.number, trigger="resolved",
+                comment_id=comment_id, delivery_id=delivery, requested_by="alice",
+            )  # fmt: skip
+
+        w.gh.resolve_thread(theirs["id"], user="carol")
+        other = run_conversation_job(resolved(theirs["id"], "r-0"), w.ctx)
+        assert (other.status, other.detail) == (
+            "ignored", "the thread is not one of GitNeural's findings",
+        )  # fmt: skip
+        w.gh.resolve_thread(top["id"], user="alice")
+        w.reset_calls()
+        first = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
+        assert first.status == "dismissed"
+        assert w.api_calls() == [("GET", f"/repos/{REPO}/pulls/{w.number}"), ("POST", "/graphql")]
+        again = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
+        assert (again.status, again.detail) == ("ignored", "the finding was dismissed already")
+        repo_id = w.gh.repo_json(REPO)["id"]
+        row = stored_finding(w.ctx.ensure_store(), repo_id, w.number, top_fingerprint(top))
+        assert row is not None and (row.dismissal_reason, row.dismissed_by) == ("resolved", "alice")
+        assert _replies(w, top) == [] and w.gh.issue_comments(REPO, w.number) == []
+        assert len(w.stub.chat_requests) == 1  # the review's: the job asked K3 nothing
+
+
+def test_a_thread_resolved_after_its_lines_changed_dismisses_nothing(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        w.stub.push(submit(PLANTED_BUG))
+        _review(w)
+        top = _top(w)
+        w.gh.push(REPO, "feature", {"people.py": PLANTED.replace("age > 18", "age > 17")})
+        w.gh.resolve_thread(top["id"], user="alice")
+        job = ConversationJob(
+            installation_id=1, repo=REPO, pr_number=w.number, trigger="resolved",
+            comment_id=top["id"], delivery_id="r-outdated", requested_by="alice",
+        )  # fmt: skip
+        outcome = run_conversation_job(job, w.ctx)
+        assert outcome.status == "ignored" and "outdated" in outcome.detail
