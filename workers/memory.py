@@ -2,7 +2,8 @@
 
 Before a review is posted (GitHub requests: one GraphQL query per 100 earlier threads,
 and only when GitNeural reviewed the PR before; a permission read per 👎 of someone other
-than the PR's author, at most :data:`MAX_PERMISSION_READS`):
+than the PR's author, at most :data:`workers.dismissals.MAX_PERMISSION_READS`; one
+GraphQL request per thread resolved because a push fixed its finding):
 
 1. **Dismissals** (:func:`recall`). A finding of GitNeural's thread is dismissed when a
    person resolved the thread while its lines were unchanged (GitHub does not call it

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.jobs import ConversationJob
 from bot.render.conversation import parse_finding_marker
 from bot.store.finding_states import pull_findings
@@ -15,7 +17,7 @@ from bot.store.findings import stored_finding
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
 from workers.conversation import run_conversation_job
-from workers.jobrun import run_review_job
+from workers.jobrun import TransientJobError, run_review_job
 
 GATE = CONFIG + '[github]\ncheck_conclusion = "failure"\n'
 FIXED = PLANTED.replace("age > 18", "age >= 18")
@@ -232,3 +234,22 @@ def test_a_thread_resolved_after_its_lines_changed_dismisses_nothing(tmp_path: P
         )  # fmt: skip
         outcome = run_conversation_job(job, w.ctx)
         assert outcome.status == "ignored" and "outdated" in outcome.detail
+
+
+def test_a_job_run_again_after_resolving_a_thread_does_not_reply_twice(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        w.stub.push(submit(PLANTED_BUG))
+        _review(w)
+        top = _top(w)
+        w.gh.push(REPO, "feature", {"people.py": PLANTED.replace("age > 18", "age >= 18  # ok")})
+        job = w.job("synchronize")
+        # The thread is resolved, then posting the review fails: the job is retried.
+        w.gh.fail("POST", f"/repos/{REPO}/pulls/{w.number}/reviews", status=502, times=2)
+        w.stub.push(submit())
+        with pytest.raises(TransientJobError):
+            run_review_job(job, w.ctx)
+        assert len(_replies(w, top)) == 1 and w.gh.thread_resolved(top["id"])
+        w.gh.unresolve_thread(top["id"])  # and a person reopened it meanwhile
+        w.stub.push(submit())
+        assert run_review_job(job, w.ctx).status == "posted"
+        assert len(_replies(w, top)) == 1 and not w.gh.thread_resolved(top["id"])
