@@ -61,7 +61,7 @@ class Scenario:
     def full(self, number: int) -> str:
         status, _ = self.review("issue_comment", self.w.comment(number, "/review full", "OWNER"))
         assert status == "posted"
-        return self.check(number)["output"]["summary"]
+        return str(self.check(number)["output"]["summary"])
 
     def top(self, number: int) -> dict[str, Any]:
         [top] = [
