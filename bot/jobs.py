@@ -119,13 +119,15 @@ def _check(job: ReviewJob) -> None:
         raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
 
 
-ConversationTrigger = Literal["reply", "ask"]
+ConversationTrigger = Literal["reply", "ask", "resolved"]
 CONVERSATION_TRIGGERS: Final[tuple[str, ...]] = get_args(ConversationTrigger)
 
 
 @dataclass(frozen=True)
 class ConversationJob:
-    """A reply in one of GitNeural's review threads, or an ``/ask`` comment, to answer.
+    """A reply in one of GitNeural's review threads, or an ``/ask`` comment, to answer;
+    or a thread a person resolved (``resolved``: its first comment), whose finding may be
+    dismissed by it (no model call, nothing posted).
 
     Keyed by the comment that asks (:attr:`key`): whatever delivered it, and however
     often, it is answered once.
@@ -134,9 +136,10 @@ class ConversationJob:
     installation_id: int
     repo: str
     pr_number: int
-    #: ``reply`` (in a review thread) or ``ask`` (``/ask`` on the PR).
+    #: ``reply`` (in a review thread), ``ask`` (``/ask`` on the PR) or ``resolved``.
     trigger: str
-    #: The comment that asks: the reply in the thread, or the ``/ask`` comment.
+    #: The comment that asks: the reply in the thread, or the ``/ask`` comment (for
+    #: ``resolved``: the resolved thread's first comment).
     comment_id: int
     delivery_id: str
     #: ``reply``: the comment it answers (GitHub's ``in_reply_to_id``: the thread's first).

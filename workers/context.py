@@ -88,6 +88,7 @@ class WorkerContext:
 
     _identity: BotIdentity | None = field(default=None, init=False, repr=False)
     _once: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _store_current: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.creds is not None:
@@ -183,13 +184,16 @@ class WorkerContext:
         return self.identity().rest_login
 
     def ensure_store(self) -> Store:
-        """The store: the one given, else one opened (at the newest schema) on first use."""
+        """The store: the one given, else one opened on first use; at the newest schema
+        (migrated once per process: ``gitneural worker`` did at start-up, a context made
+        some other way may not have)."""
         with self._once:
             if self.store is None:
                 url = self.database_url or database_url({"GITNEURAL_DATA_DIR": str(self.data_dir)})
-                store = open_store(url)
-                upgrade(store)
-                self.store = store
+                self.store = open_store(url)
+            if not self._store_current:
+                upgrade(self.store)
+                self._store_current = True
             return self.store
 
     def github(self, installation_id: int) -> github.Github:

@@ -23,6 +23,7 @@ from workers.context import WorkerContext
 from workers.conversation_run import ConversationOutcome, ConversationRun
 from workers.jobrun import TransientJobError
 from workers.replying import answer_in_thread
+from workers.resolutions import record_resolution
 
 __all__ = ["ConversationOutcome", "give_up", "run_conversation_job"]
 
@@ -38,6 +39,8 @@ def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> Conversati
     """Answer ``job``'s comment once."""
     run = ConversationRun(job, ctx)
     try:
+        if job.trigger == "resolved":
+            return record_resolution(run)
         return answer_in_thread(run) if job.trigger == "reply" else answer_ask(run)
     except StoreError as exc:
         raise TransientJobError(str(exc)) from exc
@@ -57,6 +60,8 @@ def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> Conversati
 def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None:
     """After the last retry, say so where the answer would be (best effort)."""
     run = ConversationRun(job, ctx)
+    if job.trigger == "resolved":
+        return None
     try:
         if job.trigger == "reply":
             assert job.in_reply_to is not None
@@ -73,7 +78,10 @@ def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None
 
 
 def _notify(run: ConversationRun, text: str) -> int | None:
-    """One notice in place of the answer, unless an answer (or a notice) is there."""
+    """One notice in place of the answer, unless an answer (or a notice) is there; a
+    resolved thread is answered by nothing."""
+    if run.job.trigger == "resolved":
+        return None
     body = notice_body(text, kind=run.kind, to=run.job.comment_id)
     try:
         if run.kind == "answer":

@@ -32,7 +32,7 @@ from workers.prchange import build_change
 from workers.reviewing import fetch_mirror
 from workers.spend import answer_refusal, usage_recorder
 
-Status = Literal["answered", "already-answered", "ignored", "gone", "budget", "failed"]
+Status = Literal["answered", "already-answered", "dismissed", "ignored", "gone", "budget", "failed"]
 
 
 @dataclass

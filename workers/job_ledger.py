@@ -40,6 +40,8 @@ OUTCOMES: Final = {
     "answered": "posted",
     "already-answered": "skipped",
     "ignored": "skipped",
+    # A resolved thread's finding recorded as dismissed: nothing was posted.
+    "dismissed": "skipped",
 }
 
 _lock = threading.Lock()

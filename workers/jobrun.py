@@ -6,7 +6,8 @@ The Celery task calls :func:`run_review_job` and acts on what comes back: a
 and network faults, GitHub rate limits, a mirror that could not be fetched.
 
 The steps, and the GitHub requests they make (six in all when a review is posted, for
-a PR of any size; the token is minted once an hour):
+a PR of any size, seven once GitNeural reviewed it before; the token is minted once an
+hour):
 
 1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``;
 2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
@@ -15,7 +16,10 @@ a PR of any size; the token is minted once an hour):
    default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
 4. check run ``in_progress`` (1); review the change with K3; before posting,
    ``still_current`` and a fresh read of the PR (1): closed or moved on, nothing posted;
-5. post the review (1) and complete the check run (1 per 50 annotations).
+5. what the PR's earlier threads say (:mod:`workers.memory`: 1 GraphQL query per 100
+   threads, after an earlier review only): dismissed findings held back, fixed ones'
+   threads resolved, the gate counting every finding still standing;
+6. post the review (1) and complete the check run (1 per 50 annotations).
 
 Failures that are not transient complete the check run with a one-line reason (and,
 for an exhausted model quota, leave one PR comment saying so): status ``failed``.
@@ -40,6 +44,7 @@ from workers.context import WorkerContext
 from workers.eyes import add_eyes_reaction
 from workers.job_check import JobCheck
 from workers.job_errors import TransientJobError
+from workers.memory import recall
 from workers.prchange import PullChange
 from workers.publish import Publication, check_output, publish
 from workers.reviewing import (
@@ -187,14 +192,19 @@ class _JobRun:
             self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc
         )
         if result is None:
+            # The push may still have fixed earlier findings (a file back as it was).
+            memory = recall(self.ctx, self.gh, pull, read_threads=True, on_401=self._forget_token)
             since = (pc.since or "")[:12]
-            self.check.close(
-                "neutral", "Nothing new to review", f"No file of this PR changed since `{since}`."
-            )
+            conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
+            summary = f"No file of this PR changed since `{since}`.{still}"
+            self.check.close(conclusion, "Nothing new to review", summary)
             return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
         stop = self._moved_on(pull.head_sha)
         if stop is not None:
             return stop
+        memory = recall(
+            self.ctx, self.gh, pull, read_threads=bool(self.earlier), on_401=self._forget_token
+        )
         pub = publish(
             result,
             pc,
@@ -204,7 +214,10 @@ class _JobRun:
             web_url=pull.web_url,
             posted_fingerprints={fp for r in self.earlier for fp in r.marker.fingerprints},
             settings=gate.github,
+            dismissed=memory.dismissed,
+            still_open=memory.settle(result.findings, mirror),
         )
+        memory.record(pub.inline + pub.listed + pub.repeated)
         posted = post_review(
             lazy_repo(self.gh, job.repo),
             job.pr_number,

@@ -1,16 +1,18 @@
 """What a finished review becomes on GitHub: the review to post and the check run's output.
 
 Findings already posted by an earlier GitNeural review (same fingerprint: same file, same
-code at the anchor, same title) are not posted again. After an incremental review, an
-inline finding must also sit on the PR's own diff (GitHub's view of the whole PR), or it
-moves to the body. The check run's conclusion counts every finding the review kept,
-repeated ones included: they still stand in the reviewed code.
+code at the anchor, same title) are not posted again, and findings dismissed in the
+repository (:mod:`workers.memory`) are held back and only counted. After an incremental
+review, an inline finding must also sit on the PR's own diff (GitHub's view of the whole
+PR), or it moves to the body. The check run's conclusion counts every finding still
+standing: those the review kept, repeated ones included (they still stand in the reviewed
+code), and the earlier findings of the PR neither fixed nor dismissed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from bot.config import GitHubSettings
 from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
@@ -22,6 +24,7 @@ from bot.render.github import (
     ReviewText,
     code_span,
     coverage_text,
+    dismissed_text,
     inline_comment,
     review_body,
     severity_counts,
@@ -41,6 +44,10 @@ class Publication:
     repeated: list[Finding]
     conclusion: str
     marker: Marker
+    #: Findings held back because they were dismissed earlier.
+    held: list[Finding] = field(default_factory=list)
+    #: Severities of the PR's earlier findings still standing (not reported again).
+    still_open: list[str] = field(default_factory=list)
 
 
 def place_on_pr(findings: Sequence[Finding], pc: PullChange) -> list[Finding]:
@@ -66,11 +73,16 @@ def place_on_pr(findings: Sequence[Finding], pc: PullChange) -> list[Finding]:
     return placed
 
 
-def conclusion_for(findings: Sequence[Finding], settings: GitHubSettings) -> str:
+def conclusion_for(
+    findings: Sequence[Finding], settings: GitHubSettings, still_open: Sequence[str] = ()
+) -> str:
     if settings.check_conclusion == "neutral":
         return "neutral"
     bar = Severity(settings.check_fail_on)
-    return "failure" if any(f.severity.at_least(bar) for f in findings) else "success"
+    known = {str(s) for s in Severity}
+    earlier = [Severity(s) for s in still_open if s in known]
+    severities = [f.severity for f in findings] + earlier
+    return "failure" if any(s.at_least(bar) for s in severities) else "success"
 
 
 def publish(
@@ -83,14 +95,18 @@ def publish(
     web_url: str,
     posted_fingerprints: Collection[str],
     settings: GitHubSettings,
+    dismissed: Collection[str] = (),
+    still_open: Sequence[str] = (),
 ) -> Publication:
-    findings = place_on_pr(result.findings, pc)
+    placed = place_on_pr(result.findings, pc)
+    held = [f for f in placed if f.fingerprint and f.fingerprint in dismissed]
+    findings = [f for f in placed if not (f.fingerprint and f.fingerprint in dismissed)]
     seen = set(posted_fingerprints)
     repeated = [f for f in findings if f.fingerprint and f.fingerprint in seen]
     new = [f for f in findings if not (f.fingerprint and f.fingerprint in seen)]
     inline = [f for f in new if f.placement == Placement.INLINE]
     listed = [f for f in new if f.placement != Placement.INLINE]
-    conclusion = conclusion_for(findings, settings)
+    conclusion = conclusion_for(findings, settings, still_open)
     worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
     marker = Marker(
         head=head_sha,
@@ -113,11 +129,12 @@ def publish(
         scope=pc.scope,
         repeated=len(repeated),
         unquoted=result.unquoted(),
+        dismissed=len(held),
     )
     body = review_body(text, inline=inline, listed=listed, links=links, marker=marker)
     fallback = review_body(text, inline=[], listed=inline + listed, links=links, marker=marker)
     draft = ReviewDraft(head_sha, body, [inline_comment(f) for f in inline], fallback)
-    return Publication(draft, inline, listed, repeated, conclusion, marker)
+    return Publication(draft, inline, listed, repeated, conclusion, marker, held, list(still_open))
 
 
 def _finding_line(finding: Finding) -> str:
@@ -145,6 +162,10 @@ def check_output(
     counts = f"{inline} inline · {in_body} in the review body"
     if pub.repeated:
         counts += f" · {len(pub.repeated)} already reported earlier"
+    if pub.held:
+        counts += f" · {dismissed_text(len(pub.held))}"
+    if pub.still_open:
+        counts += f" · {len(pub.still_open)} still open from earlier reviews"
     unquoted = result.unquoted()
     if unquoted:
         counts += f" · {unquoted_text(unquoted)}"

@@ -5,6 +5,13 @@ thread is resolved, and a listing of every review comment to rebuild them. One G
 query answers with each thread's id (``PRRT_…``, what ``resolveReviewThread`` takes), its
 resolved and outdated state, where it is, and its comments with their authors, oldest
 first. Comment ids are the REST ids (``fullDatabaseId``; ``databaseId`` is deprecated).
+
+The same query reads what a review needs to stay quiet: who resolved each thread
+(``resolvedBy`` is a ``User``: null when a bot, GitNeural included, resolved it) and the
+people who reacted 👎 to each thread's first comment (``reactionGroups``, read on the
+first comment only, aliased ``top``, so the query stays far under GitHub's node limit).
+GitHub says nothing there about the reactors' access to the repository: the review
+judges that (:mod:`bot.gh.permissions`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,18 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: Stri
           originalLine
           originalStartLine
           diffSide
+          resolvedBy { login }
+          top: comments(first: 1) {
+            nodes {
+              reactionGroups {
+                content
+                reactors(first: 50) {
+                  totalCount
+                  nodes { __typename ... on User { login } }
+                }
+              }
+            }
+          }
           comments(first: 100) {
             totalCount
             nodes {
@@ -106,6 +125,10 @@ class ReviewThread:
     comments: tuple[ThreadComment, ...]
     #: The thread has more than the 100 comments read.
     truncated: bool = False
+    #: Who resolved it, when a person did (None when unresolved, or resolved by a bot).
+    resolved_by: str | None = None
+    #: The people who reacted 👎 to its first comment (bots left out).
+    thumbs_down: tuple[str, ...] = ()
 
     @property
     def first(self) -> ThreadComment | None:
@@ -142,6 +165,21 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _thumbs_down(node: dict[str, Any]) -> tuple[str, ...]:
+    tops = (node.get("top") or {}).get("nodes") or []
+    groups = (tops[0] or {}).get("reactionGroups") or [] if tops else []
+    logins: list[str] = []
+    for group in groups:
+        if not isinstance(group, dict) or group.get("content") != "THUMBS_DOWN":
+            continue
+        for reactor in (group.get("reactors") or {}).get("nodes") or []:
+            if isinstance(reactor, dict) and reactor.get("__typename") == "User":
+                login = reactor.get("login")
+                if isinstance(login, str) and login:
+                    logins.append(login)
+    return tuple(dict.fromkeys(logins))
+
+
 def _thread(node: dict[str, Any]) -> ReviewThread:
     connection = node.get("comments") or {}
     nodes = connection.get("nodes") or []
@@ -159,6 +197,8 @@ def _thread(node: dict[str, Any]) -> ReviewThread:
         side=str(node.get("diffSide") or "RIGHT"),
         comments=comments,
         truncated=isinstance(total, int) and total > len(comments),
+        resolved_by=str((node.get("resolvedBy") or {}).get("login") or "") or None,
+        thumbs_down=_thumbs_down(node),
     )
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "code_span",
     "comment_body",
     "coverage_text",
+    "dismissed_text",
     "inline_comment",
     "listed_finding",
     "parse_marker",
@@ -220,6 +221,13 @@ class ReviewText:
     repeated: int = 0
     #: Findings dropped because the code they quote is not there (the evidence rule).
     unquoted: int = 0
+    #: Findings held back because a person (or K3, in a thread) dismissed them earlier.
+    dismissed: int = 0
+
+
+def dismissed_text(count: int) -> str:
+    """``3 findings not repeated: dismissed earlier``."""
+    return f"{count} finding{'s' if count != 1 else ''} not repeated: dismissed earlier"
 
 
 def review_body(
@@ -243,6 +251,8 @@ def review_body(
         counts += f" · {text.repeated} finding{s} already reported earlier, not repeated"
     if text.unquoted:
         counts += f" · {unquoted_text(text.unquoted)}"
+    if text.dismissed:
+        counts += f" · {dismissed_text(text.dismissed)}"
     head = [f"### GitNeural review\n\n{counts}"]
     coverage = coverage_text(text.coverage, text.scope)
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names

@@ -7,8 +7,12 @@ was posted (GitNeural's inline comment, which is its thread's first comment, and
 thread's GraphQL id when known), the lines it points at, and its state:
 
 - ``open``: reported and standing;
+- ``fixed``: a later push changed its lines and the review after it no longer reported
+  it (``fixed_in``: that head); reported again, it is open again;
 - ``dismissed``: taken back, with why (``withdrawn``: K3 agreed in the thread that it
-  was wrong or does not apply), by whom and when.
+  was wrong or does not apply; ``resolved``: a human resolved its thread while its lines
+  were unchanged; ``thumbs_down``: the PR's author or a user with write access reacted
+  👎 to it), by whom and when.
 
 Writes are upserts, so a redelivered job or two workers recording the same finding
 leave one row; a dismissal is never undone by a later "open" record.
@@ -32,12 +36,17 @@ from bot.store.errors import store_errors
 
 class FindingState(enum.StrEnum):
     OPEN = "open"
+    FIXED = "fixed"
     DISMISSED = "dismissed"
 
 
 class DismissalReason(enum.StrEnum):
     #: K3 agreed, answering in the finding's thread, that the finding was wrong.
     WITHDRAWN = "withdrawn"
+    #: A human resolved the finding's thread while the lines it points to were unchanged.
+    RESOLVED = "resolved"
+    #: The PR's author or a user with write access reacted 👎 to GitNeural's comment.
+    THUMBS_DOWN = "thumbs_down"
 
 
 class StoredFinding(Base):
@@ -47,6 +56,7 @@ class StoredFinding(Base):
     __table_args__ = (
         sa.UniqueConstraint("repository_id", "pr_number", "fingerprint"),
         sa.Index("ix_findings_repository_fingerprint", "repository_id", "fingerprint"),
+        sa.Index("ix_findings_pull_state", "repository_id", "pr_number", "state"),
     )
 
     id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
@@ -75,6 +85,11 @@ class StoredFinding(Base):
     dismissed_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     #: The comment that led to the dismissal (the reply in the thread).
     dismissed_comment_id: Mapped[int | None] = mapped_column(sa.BigInteger)
+    #: The head whose push fixed it (state ``fixed``), and when that was seen.
+    fixed_in: Mapped[str | None] = mapped_column(sa.String(64))
+    fixed_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    #: When GitNeural resolved the finding's thread ("Addressed in …"): only ever once.
+    auto_resolved_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
 
@@ -139,7 +154,12 @@ def _upsert(store: Store, facts: FindingFacts, dismissal: Dismissal | None) -> N
     update: dict[str, Any] = {name: insert.excluded[name] for name in _REFRESHED}
     update.update({name: sa.func.coalesce(table[name], insert.excluded[name]) for name in _FILLED})
     update["updated_at"] = now
-    if dismissal is not None:
+    if dismissal is None:
+        # Reported again after a push had fixed it: it stands again.
+        fixed = table.state == FindingState.FIXED.value
+        update["state"] = sa.case((fixed, FindingState.OPEN.value), else_=table.state)
+        update["fixed_in"] = sa.case((fixed, None), else_=table.fixed_in)
+    else:
         # The first dismissal stands: a retried job does not move its time or author.
         dismissed = table.state == FindingState.DISMISSED.value
         for name in ("state", "dismissal_reason", "dismissed_by", "dismissed_at"):
@@ -153,7 +173,8 @@ def _upsert(store: Store, facts: FindingFacts, dismissal: Dismissal | None) -> N
 
 
 def record_finding(store: Store, facts: FindingFacts) -> None:
-    """Record a posted finding (or refresh where it is); its state is left as it was."""
+    """Record a reported finding (or refresh where it is): open again if it was fixed, a
+    dismissal left as it was."""
     _upsert(store, facts, None)
 
 

@@ -6,6 +6,11 @@ GitNeural's is for the worker to tell: only GitHub knows who wrote its first com
 the webhook never calls GitHub; a reply in someone else's thread ends there, without a
 model call and without a word on the PR. Edited and deleted comments, new threads, bots
 and commenters without write access are answered 200 with the reason.
+
+A ``pull_request_review_thread`` ``resolved`` by a person becomes a ``resolved`` job: the
+worker reads the thread and, if it is one of GitNeural's findings and its lines are
+unchanged, records the finding as dismissed (GitHub lets only people with write access
+and the PR's author resolve threads).
 """
 
 from __future__ import annotations
@@ -90,3 +95,31 @@ def ask_decision(
         created_at=p.optional_text(payload, "comment.created_at"),
     )
     return Decision("queued", job, p.text(payload, "action"), repo, number)
+
+
+def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    action = p.text(payload, "action")
+    number = p.ident(payload, "pull_request.number")
+    if action != "resolved":
+        reason = f"pull_request_review_thread {loggable(action)}: only a resolution dismisses"
+        return ignore(payload, reason, number)
+    bot = sent_by_bot(payload, settings)
+    if bot:
+        return ignore(payload, bot, number)
+    comments = p.section(payload, "thread").get("comments")
+    first = comments[0] if isinstance(comments, list) and comments else None
+    if not isinstance(first, dict):
+        return ignore(payload, "a resolved thread without comments", number)
+    if not p.has(payload, "installation"):
+        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    repo = p.text(payload, "repository.full_name")
+    job = ConversationJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        trigger="resolved",
+        comment_id=p.ident(first, "id"),
+        delivery_id=delivery_id,
+        requested_by=p.text(payload, "sender.login"),
+    )
+    return Decision("queued", job, action, repo, number)

@@ -14,7 +14,7 @@ from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
-from bot.web.conversation import ask_decision, on_review_comment
+from bot.web.conversation import ask_decision, on_review_comment, on_review_thread
 from bot.web.decisions import Decision, ignore, sent_by_bot
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
@@ -142,6 +142,7 @@ HANDLERS: dict[str, Handler] = {
     "pull_request": on_pull_request,
     "issue_comment": on_issue_comment,
     "pull_request_review_comment": on_review_comment,
+    "pull_request_review_thread": on_review_thread,
     "installation": on_installation,
     "installation_repositories": on_installation,
     "ping": on_ping,

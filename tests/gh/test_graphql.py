@@ -15,6 +15,7 @@ from graphql import parse, validate
 
 import bot
 from bot.errors import GitHubError
+from bot.gh.addressing import address_thread, has_write_access
 from bot.gh.client import installation_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.graphql import DOCUMENTS, Document, run_query
@@ -36,7 +37,7 @@ def _all_documents() -> list[Document]:
 
 def test_every_document_gitneural_sends_is_valid_against_github_s_schema() -> None:
     documents = _all_documents()
-    assert {d.name for d in documents} >= {"ReviewThreads", "ResolveReviewThread"}
+    assert {d.name for d in documents} >= {"ReviewThreads", "ResolveReviewThread", "AddressThread"}
     assert len({d.name for d in documents}) == len(documents)
     schema = github_schema()
     for doc in documents:
@@ -173,3 +174,48 @@ def test_github_refuses_replies_to_replies(gh: FakeGitHub) -> None:
     assert refused.value.status == 422
     posted = pull.create_review_comment_reply(top["id"], "answer")
     assert gh.review_comment(posted.id)["in_reply_to_id"] == top["id"]
+
+
+def test_the_threads_query_tells_who_resolved_and_who_reacted_thumbs_down(gh: FakeGitHub) -> None:
+    first = gh.add_review_comment(REPO, 1, "a.py", 5, "finding", user=gh.bot_login)
+    second = gh.add_review_comment(REPO, 1, "a.py", 5, "another", user=gh.bot_login)
+    for user in ("alice", "ci[bot]", "eve"):
+        gh.react_to_review_comment(REPO, first["id"], "-1", user=user)
+    gh.react_to_review_comment(REPO, first["id"], "+1", user="bob")
+    reply = gh.add_thread_reply(REPO, 1, first["id"], "no")
+    gh.react_to_review_comment(REPO, reply["id"], "-1", user="mallory")  # not the finding's
+    gh.resolve_thread(second["id"], user="carol")
+    g = client(gh)
+    one, two = read_review_threads(g, REPO, 1)
+    assert one.thumbs_down == ("alice", "eve") and one.resolved_by is None  # bots left out
+    assert two.thumbs_down == () and (two.resolved, two.resolved_by) == (True, "carol")
+    # GitNeural resolving it itself is no person's doing: resolvedBy is null for a bot.
+    assert resolve_thread(g, one.node_id)
+    one, _ = read_review_threads(g, REPO, 1)
+    assert one.resolved and one.resolved_by is None
+    assert len(gh.requests(path="/graphql")) == 3
+
+
+def test_address_thread_replies_and_resolves_in_one_request(gh: FakeGitHub) -> None:
+    top = gh.add_review_comment(REPO, 1, "a.py", 5, "finding", user=gh.bot_login)
+    g = client(gh)
+    gh.clear_requests()
+    assert address_thread(g, f"PRRT_{top['id']}", "Addressed in `abc1234`.") is True
+    calls = [r.path for r in gh.requests(kind="api") if not r.path.endswith("/access_tokens")]
+    assert calls == ["/graphql"]
+    [thread] = read_review_threads(g, REPO, 1)
+    assert thread.resolved and [c.body for c in thread.comments[1:]] == ["Addressed in `abc1234`."]
+    assert thread.comments[1].login == "gitneural" and thread.comments[1].by_bot
+    assert address_thread(g, thread.node_id, None) is True  # resolve only: no second reply
+    [thread] = read_review_threads(g, REPO, 1)
+    assert len(thread.comments) == 2
+
+
+def test_write_access_is_read_from_the_collaborator_permission(gh: FakeGitHub) -> None:
+    gh.set_permission(REPO, "wendy", "write")
+    gh.set_permission(REPO, "adam", "admin")
+    gh.set_permission(REPO, "tim", "read")
+    g = client(gh)
+    assert [has_write_access(g, REPO, u) for u in ("wendy", "adam", "tim", "eve")] == [
+        True, True, False, False,
+    ]  # fmt: skip

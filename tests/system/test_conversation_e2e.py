@@ -37,6 +37,7 @@ from tests.support.conversation import (
     gitneural_thread,
     reply_payload,
 )
+from tests.support.planted import PLANTED_BUG
 from tests.support.services import (
     REDIS_URL,
     REPO,
@@ -278,6 +279,8 @@ def test_another_bot_s_review_with_gitneural_s_marker_is_not_gitneural_s(
 ) -> None:
     d, w = deployment, deployment.world
     number = w.new_pull()
+    # A finding of its own: the planted one was withdrawn (dismissed) by an earlier test.
+    w.answers[w.title(number)] = [{**PLANTED_BUG, "title": "18 is no longer adult here"}]
     head = w.gh.head_sha(REPO, number)
     imitation = Marker(head=head, trigger="opened", delivery="imitated").render()
     w.gh.add_review(REPO, number, f"LGTM\n\n{imitation}", user="mimic[bot]")

@@ -74,13 +74,11 @@ EXPECTED = {
         200,
         "pull_request_review_comment edited: only new replies are answered",
     ),
-    "pull_request_review_thread.resolved.payload.json": (
-        200,
-        "event 'pull_request_review_thread' is not handled",
-    ),
+    # A person resolved a thread: the worker tells whether it dismisses a finding.
+    "pull_request_review_thread.resolved.payload.json": (202, None),
     "pull_request_review_thread.unresolved.payload.json": (
         200,
-        "event 'pull_request_review_thread' is not handled",
+        "pull_request_review_thread unresolved: only a resolution dismisses",
     ),
 }
 
@@ -92,10 +90,10 @@ def test_every_fixture_gets_its_decision(hook: Hook, name: str) -> None:
     assert resp.status_code == status
     if reason is None:
         assert resp.json["status"] == "queued"
-        assert len(hook.queue.jobs) == 1
+        assert len(hook.queue.jobs) + len(hook.queue.conversations) == 1
     else:
         assert resp.json == {"status": "ignored", "reason": reason}
-        assert hook.queue.jobs == []
+        assert hook.queue.jobs == [] and hook.queue.conversations == []
 
 
 def test_opened_queues_plain_ids(hook: Hook) -> None:

@@ -127,3 +127,40 @@ def test_asks_not_to_answer_get_200_with_the_reason(
     resp = hook.post("issue_comment", payload)
     assert (resp.status_code, resp.json) == (200, {"status": "ignored", "reason": reason})
     assert hook.queue.conversations == []
+
+
+THREAD_FIXTURE = "pull_request_review_thread.{}.payload.json"
+
+
+def test_a_thread_resolved_by_a_person_is_queued_for_its_finding(hook: Hook) -> None:
+    payload = variant(THREAD_FIXTURE.format("resolved"))
+    resp = hook.post("pull_request_review_thread", payload, delivery="d-resolved")
+    assert (resp.status_code, resp.json["trigger"]) == (202, "resolved")
+    [job] = hook.queue.conversations
+    assert job == ConversationJob(
+        installation_id=payload["installation"]["id"],
+        repo="Codertocat/Hello-World",
+        pr_number=payload["pull_request"]["number"],
+        trigger="resolved",
+        comment_id=payload["thread"]["comments"][0]["id"],
+        delivery_id="d-resolved",
+        requested_by="Codertocat",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "changes", "reason"),
+    [
+        ("unresolved", {}, "pull_request_review_thread unresolved: only a resolution"),
+        ("resolved", {"sender.type": "Bot", "sender.login": "ci[bot]"}, "sent by a bot"),
+        ("resolved", {"thread.comments": []}, "a resolved thread without comments"),
+    ],
+)
+def test_other_thread_events_are_ignored(
+    hook: Hook, name: str, changes: dict[str, Any], reason: str
+) -> None:
+    payload = variant(THREAD_FIXTURE.format(name), **changes)
+    resp = hook.post("pull_request_review_thread", payload)
+    assert (resp.status_code, resp.json["status"]) == (200, "ignored")
+    assert resp.json["reason"].startswith(reason)
+    assert hook.queue.conversations == []

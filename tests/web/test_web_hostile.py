@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.web.app import create_app
 from bot.web.settings import WebSettings
 from tests.support.webhooks import EVENTS, SECRET, RecordingQueue, headers_for, load
@@ -47,12 +47,12 @@ class Target:
         self.client = app.test_client()
 
     def post(self, event: str, body: bytes, **kwargs: Any) -> int:
-        before = len(self.queue.jobs)
+        before = len(self.queue.jobs) + len(self.queue.conversations)
         headers = headers_for(event, body, delivery=str(uuid.uuid4()), **kwargs)
         resp = self.client.post("/webhook", data=body, headers=headers)
         assert resp.status_code < 500, resp.data
         assert resp.is_json
-        queued = len(self.queue.jobs) - before
+        queued = len(self.queue.jobs) + len(self.queue.conversations) - before
         assert queued == (1 if resp.status_code == 202 else 0)
         return resp.status_code
 
@@ -111,6 +111,8 @@ def test_one_field_of_a_real_payload_broken(
     target.post(EVENTS[name], json.dumps(payload).encode())
     for job in target.queue.jobs:  # every job queued so far is valid and JSON-able
         assert ReviewJob.from_dict(json.loads(json.dumps(job.to_dict()))) == job
+    for talk in target.queue.conversations:
+        assert ConversationJob.from_dict(json.loads(json.dumps(talk.to_dict()))) == talk
 
 
 @SETTINGS

@@ -18,7 +18,7 @@ from graphql import GraphQLError, GraphQLResolveInfo
 
 from tests.fakes.github.shapes import Json
 from tests.fakes.github.store import Pull, Repo, Store
-from tests.fakes.github.threads import thread_comments
+from tests.fakes.github.threads import store_reply, thread_comments
 
 MAX_PAGE = 100
 #: REST's reaction names -> GraphQL's ReactionContent.
@@ -127,6 +127,17 @@ class Root:
         return {
             "clientMutationId": input.get("clientMutationId"),
             "thread": nodes.thread(pull, top),
+        }
+
+    def addPullRequestReviewThreadReply(self, info: Info, input: Json) -> Node:
+        nodes, pull, top = self._thread_target(str(input.get("pullRequestReviewThreadId")))
+        body = input.get("body")
+        if not isinstance(body, str) or not body.strip():
+            raise GraphQLError("Body can't be blank")
+        reply = store_reply(nodes.repo, pull, top, body, self.s.bot_login)
+        return {
+            "clientMutationId": input.get("clientMutationId"),
+            "comment": nodes.comment(reply, top),
         }
 
     def unresolveReviewThread(self, info: Info, input: Json) -> Node:

@@ -72,6 +72,15 @@ class PeopleHelpers:
         with self.store.lock:
             self.store.resolved_threads[comment_id] = user
 
+    def unresolve_thread(self, comment_id: int) -> None:
+        with self.store.lock:
+            self.store.resolved_threads.pop(comment_id, None)
+
+    def thread_resolved(self, comment_id: int) -> str | None:
+        """Who resolved the thread whose first comment is ``comment_id`` (None: open)."""
+        with self.store.lock:
+            return self.store.resolved_threads.get(comment_id)
+
     def review_comment(self, comment_id: int) -> Json:
         with self.store.lock:
             return public(self.store.review_comments[comment_id])

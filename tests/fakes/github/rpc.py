@@ -26,7 +26,8 @@ RPC_METHODS = frozenset(
         "requests", "forbidden_requests", "clear_requests", "reviews", "review_comments",
         "issue_comments", "reactions", "check_runs", "pull", "repo_json", "head_sha",
         "branch_sha", "clone_url", "add_review_comment", "add_thread_reply",
-        "react_to_review_comment", "resolve_thread", "review_comment",
+        "react_to_review_comment", "resolve_thread", "unresolve_thread", "thread_resolved",
+        "review_comment",
     }
 )  # fmt: skip
 
