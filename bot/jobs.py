@@ -119,13 +119,15 @@ def _check(job: ReviewJob) -> None:
         raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
 
 
-ConversationTrigger = Literal["reply", "ask"]
+#: ``learn``, ``learnings`` and ``forget``: the learning commands, answered without a model.
+ConversationTrigger = Literal["reply", "ask", "learn", "learnings", "forget"]
 CONVERSATION_TRIGGERS: Final[tuple[str, ...]] = get_args(ConversationTrigger)
 
 
 @dataclass(frozen=True)
 class ConversationJob:
-    """A reply in one of GitNeural's review threads, or an ``/ask`` comment, to answer.
+    """A reply in one of GitNeural's review threads, an ``/ask`` comment, or a learning
+    command (``/learn``, ``/learnings``, ``/forget``), to answer.
 
     Keyed by the comment that asks (:attr:`key`): whatever delivered it, and however
     often, it is answered once.
@@ -134,12 +136,13 @@ class ConversationJob:
     installation_id: int
     repo: str
     pr_number: int
-    #: ``reply`` (in a review thread) or ``ask`` (``/ask`` on the PR).
+    #: ``reply`` (in a review thread), ``ask`` (``/ask`` on the PR), or a learning command.
     trigger: str
     #: The comment that asks: the reply in the thread, or the ``/ask`` comment.
     comment_id: int
     delivery_id: str
-    #: ``reply``: the comment it answers (GitHub's ``in_reply_to_id``: the thread's first).
+    #: In a review thread: its first comment (GitHub's ``in_reply_to_id``), where the
+    #: answer goes. Always set for ``reply``; for a learning command asked in a thread.
     in_reply_to: int | None = None
     requested_by: str | None = None
     #: Checked again by the worker against the repository's ``allowed_associations``.
