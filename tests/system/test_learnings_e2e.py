@@ -85,7 +85,7 @@ def test_learn_list_refuse_and_forget_across_reviews(deployment: Deployment) -> 
     assert (learn["delivery"].status, learn["delivery"].json["trigger"]) == (202, "learn")
     [(status, answer_id, detail)] = d.answered(learn["id"])
     [rule] = _rules(d)
-    assert (status, detail) == ("answered", f"learnt #{rule.id}")
+    assert (status, detail) == ("answered", repr(f"learnt #{rule.id}"))  # as logged
     assert (rule.text, rule.path, rule.author) == (RULE, None, "alice")
     again = d.deliver("issue_comment", ask_payload(w.gh, REPO, number, learn), delivery)
     assert (again.status, again.json["status"]) == (200, "duplicate")
@@ -132,7 +132,7 @@ def test_learn_list_refuse_and_forget_across_reviews(deployment: Deployment) -> 
     # /forget: removed; the review after it no longer has it.
     forget = _command(d, number, f"/forget {rule.id}", f"forget-{d.kind}")
     [(status, _, detail)] = d.answered(forget["id"])
-    assert (status, detail) == ("answered", f"forgot #{rule.id}")
+    assert (status, detail) == ("answered", repr(f"forgot #{rule.id}"))
     assert _rules(d) == []
     prompt = _review_prompt(d, number)
     assert RULE not in prompt and "## Learnings" not in prompt
