@@ -2,8 +2,9 @@
 
 Order is chosen for K3's prefix cache: the system message is the same for every review
 (it depends only on whether tools are offered), the trusted repository instructions
-come next, then the files sorted by path, each rendered from its own content only, and
-the per-change text (skipped files, title, description, counts) last. A re-review after
+come next (the repository's learnings at their end, oldest first), then the files sorted
+by path, each rendered from its own content only, and the per-change text (skipped
+files, title, description, counts) last. A re-review after
 a push therefore repeats everything up to the first file that changed; passing that
 push's paths as ``changed_last`` moves them to the end so the cached prefix covers every
 other file.
