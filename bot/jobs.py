@@ -119,15 +119,18 @@ def _check(job: ReviewJob) -> None:
         raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
 
 
-ConversationTrigger = Literal["reply", "ask", "resolved"]
+#: ``resolved``: a thread a person resolved (no model call, nothing posted);
+#: ``learn``, ``learnings`` and ``forget``: the learning commands, answered without a model.
+ConversationTrigger = Literal["reply", "ask", "resolved", "learn", "learnings", "forget"]
 CONVERSATION_TRIGGERS: Final[tuple[str, ...]] = get_args(ConversationTrigger)
 
 
 @dataclass(frozen=True)
 class ConversationJob:
-    """A reply in one of GitNeural's review threads, or an ``/ask`` comment, to answer;
-    or a thread a person resolved (``resolved``: its first comment), whose finding may be
-    dismissed by it (no model call, nothing posted).
+    """A reply in one of GitNeural's review threads, an ``/ask`` comment, or a learning
+    command (``/learn``, ``/learnings``, ``/forget``), to answer; or a thread a person
+    resolved (``resolved``: its first comment), whose finding may be dismissed by it (no
+    model call, nothing posted).
 
     Keyed by the comment that asks (:attr:`key`): whatever delivered it, and however
     often, it is answered once.
@@ -136,13 +139,15 @@ class ConversationJob:
     installation_id: int
     repo: str
     pr_number: int
-    #: ``reply`` (in a review thread), ``ask`` (``/ask`` on the PR) or ``resolved``.
+    #: ``reply`` (in a review thread), ``ask`` (``/ask`` on the PR), ``resolved``, or a
+    #: learning command.
     trigger: str
     #: The comment that asks: the reply in the thread, or the ``/ask`` comment (for
     #: ``resolved``: the resolved thread's first comment).
     comment_id: int
     delivery_id: str
-    #: ``reply``: the comment it answers (GitHub's ``in_reply_to_id``: the thread's first).
+    #: In a review thread: its first comment (GitHub's ``in_reply_to_id``), where the
+    #: answer goes. Always set for ``reply``; for a learning command asked in a thread.
     in_reply_to: int | None = None
     requested_by: str | None = None
     #: Checked again by the worker against the repository's ``allowed_associations``.

@@ -61,6 +61,7 @@ def answer_ask(run: ConversationRun) -> ConversationOutcome:
         config,
         run.client(config),
         deadline=run.deadline(),
+        learnings=run.learnings(pull),
     )
     posted = run.post_answer(answer_body(question, answer.body, to=job.comment_id))
     return ConversationOutcome("answered", posted, "on the pull request")

@@ -1,6 +1,6 @@
 """One conversation job, from a queued :class:`~bot.jobs.ConversationJob` to one answer:
-a reply in one of GitNeural's review threads (:mod:`workers.replying`) or ``/ask``
-(:mod:`workers.asking`).
+a reply in one of GitNeural's review threads (:mod:`workers.replying`), ``/ask``
+(:mod:`workers.asking`), or a learning command (:mod:`workers.learning`).
 
 The Celery task calls :func:`run_conversation_job` and acts on what comes back: a
 :class:`ConversationOutcome`, or :class:`~workers.jobrun.TransientJobError` for faults
@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 
 from bot.errors import GitNeuralError, ModelQuotaError, StoreError
+from bot.gh.threads import read_review_threads, thread_of
 from bot.jobs import ConversationJob
 from bot.render.conversation import notice_body
 from bot.text import one_line
@@ -22,6 +23,7 @@ from workers.asking import answer_ask
 from workers.context import WorkerContext
 from workers.conversation_run import ConversationOutcome, ConversationRun
 from workers.jobrun import TransientJobError
+from workers.learning import answer_learning
 from workers.replying import answer_in_thread
 from workers.resolutions import record_resolution
 
@@ -41,7 +43,9 @@ def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> Conversati
     try:
         if job.trigger == "resolved":
             return record_resolution(run)
-        return answer_in_thread(run) if job.trigger == "reply" else answer_ask(run)
+        if job.trigger == "reply":
+            return answer_in_thread(run)
+        return answer_ask(run) if job.trigger == "ask" else answer_learning(run)
     except StoreError as exc:
         raise TransientJobError(str(exc)) from exc
     except GitNeuralError as exc:
@@ -69,6 +73,12 @@ def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None
             if isinstance(found, str):
                 return None
             run.top_id = found.top.id
+        elif job.in_reply_to is not None:  # a learning command, answered in its thread
+            threads = read_review_threads(run.gh, job.repo, job.pr_number)
+            thread = thread_of(threads, job.comment_id)
+            if thread is None or thread.first is None:
+                return None
+            run.top_id = thread.first.id
     except GitNeuralError as exc:
         log.warning("conversation %s: no notice after the last retry: %s", job.key, exc)
         return None

@@ -1,5 +1,5 @@
-"""What both kinds of conversation job share: the PR, the repository's settings and the
-change, the K3 client, GitNeural's answers found by their markers and posted once."""
+"""What every conversation job shares: the PR, the repository's settings and the change,
+its learnings, the K3 client, GitNeural's answers found by their markers and posted once."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Literal
 from bot import metrics
 from bot.config import Config, trusted_config
 from bot.domain.change import Change
+from bot.domain.learnings import Learning
 from bot.gh.answers import IssueComment, comments_since, post_pr_comment, post_thread_reply
 from bot.gh.identity import BotIdentity
 from bot.gh.mirror import MirrorNotFoundError
@@ -27,6 +28,7 @@ from bot.render.conversation import (
     notice_body,
     parse_finding_marker,
 )
+from bot.store.learnings import active_learnings
 from workers.context import WorkerContext
 from workers.prchange import build_change
 from workers.reviewing import fetch_mirror
@@ -77,24 +79,30 @@ def find_gitneural_thread(
         return "the reply is past the comments read" if thread.truncated else "the reply is gone"
     if identity.is_graphql_author(reply.author):
         return "the reply is GitNeural's own"
-    answered = next(
+    return GitNeuralThread(thread, top, marker, reply, answer_in(thread, comment_id, identity))
+
+
+def answer_in(thread: ReviewThread | None, comment_id: int, identity: BotIdentity) -> int | None:
+    """GitNeural's answer to ``comment_id`` in ``thread``, when it is there."""
+    return next(
         (
             c.id
-            for c in thread.comments
+            for c in (thread.comments if thread is not None else ())
             if identity.is_graphql_author(c.author)
             and answered_comment(c.body, "reply") == comment_id
         ),
         None,
     )
-    return GitNeuralThread(thread, top, marker, reply, answered)
 
 
 class ConversationRun:
     def __init__(self, job: ConversationJob, ctx: WorkerContext) -> None:
         self.job, self.ctx = job, ctx
         self.gh = ctx.github(job.installation_id)
-        self.kind: Kind = "reply" if job.trigger == "reply" else "answer"
-        #: The thread's first comment, once the thread is known to be GitNeural's.
+        # A command asked in a review thread is answered there too.
+        self.kind: Kind = "reply" if job.in_reply_to is not None else "answer"
+        #: The thread's first comment, once the thread is known to be the one to answer in
+        #: (GitNeural's, for a reply).
         self.top_id: int | None = None
         self.since = _time(job.created_at)
 
@@ -128,6 +136,10 @@ class ConversationRun:
             incremental=False,
         )
         return pc.change, config
+
+    def learnings(self, pull: PullInfo) -> list[Learning]:
+        """The repository's learnings, for the prompt."""
+        return active_learnings(self.ctx.ensure_store(), pull.repo_id)
 
     def client(self, config: Config) -> K3Client:
         settings = dataclasses.replace(self.ctx.llm, effort=config.conversation.effort)
@@ -165,8 +177,11 @@ class ConversationRun:
 
     def answered_in_thread(self) -> int | None:
         """This job's answer, if it is in the thread now (read back from GitHub)."""
-        found = self.thread(self.top_id) if self.top_id is not None else "unknown thread"
-        return None if isinstance(found, str) else found.answered
+        if self.top_id is None:
+            return None
+        job = self.job
+        threads = read_review_threads(self.gh, job.repo, job.pr_number, on_401=self.forget_token)
+        return answer_in(thread_of(threads, self.top_id), job.comment_id, self.ctx.identity())
 
     def post_reply(self, body: str) -> int:
         assert self.top_id is not None

@@ -67,7 +67,9 @@ def _report(job: ConversationJob | None, status: str, answer: int | None, detail
 
 def _kind(job: ConversationJob | None) -> str:
     # A message that is no job is counted as a reply: its trigger is unknown.
-    return "ask" if job is not None and job.trigger == "ask" else "reply"
+    if job is None or job.trigger == "reply":
+        return "reply"
+    return "ask" if job.trigger == "ask" else "learning"
 
 
 def register_conversation_task(app: Celery, runtime: Runtime) -> None:

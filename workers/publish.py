@@ -26,6 +26,7 @@ from bot.render.github import (
     coverage_text,
     dismissed_text,
     inline_comment,
+    learnings_left_out,
     review_body,
     severity_counts,
     usage_line,
@@ -130,6 +131,7 @@ def publish(
         repeated=len(repeated),
         unquoted=result.unquoted(),
         dismissed=len(held),
+        learnings_left_out=result.learnings_left_out,
     )
     body = review_body(text, inline=inline, listed=listed, links=links, marker=marker)
     fallback = review_body(text, inline=[], listed=inline + listed, links=links, marker=marker)
@@ -172,6 +174,11 @@ def check_output(
     summary = "\n\n".join(
         [
             f"{posted}: {counts}.",
+            *(
+                [learnings_left_out(result.learnings_left_out) + "."]
+                if result.learnings_left_out
+                else []
+            ),
             coverage_text(result.coverage, pc.scope),
             usage_line(result.usage, result.model, result.effort, result.duration_s),
         ]

@@ -46,7 +46,14 @@ def answer_in_thread(run: ConversationRun) -> ConversationOutcome:
     if refused is not None:
         return refused
     question = _question(found)
-    answer = answer_thread(change, question, config, run.client(config), deadline=run.deadline())
+    answer = answer_thread(
+        change,
+        question,
+        config,
+        run.client(config),
+        deadline=run.deadline(),
+        learnings=run.learnings(pull),
+    )
     if answer.withdraw:
         _dismiss(run, pull, found, question.finding)
     body = reply_body(answer.body, withdraw=answer.withdraw, to=run.job.comment_id)

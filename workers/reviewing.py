@@ -1,5 +1,6 @@
 """The git and model steps of a review job: fetching the PR into the mirror, the
-repository's settings from its default branch, and running the review core."""
+repository's settings from its default branch, its learnings from the store, and running
+the review core."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import github
 import pygit2
 
 from bot.config import Config, config_at, trusted_config
+from bot.domain.learnings import Learning
 from bot.domain.results import ReviewResult
 from bot.effort import Effort
+from bot.errors import StoreError
 from bot.gh.errors import github_errors
 from bot.gh.mirror import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
@@ -20,7 +23,9 @@ from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
 from bot.review import review
+from bot.store.learnings import active_learnings
 from workers.context import WorkerContext
+from workers.job_errors import TransientJobError
 from workers.prchange import MirrorRefs, PullChange, build_change
 from workers.spend import usage_recorder
 
@@ -28,13 +33,15 @@ QUOTA_MARKER = "<!-- gitneural:notice quota -->"
 
 
 def fetch_mirror(
-    ctx: WorkerContext, installation_id: int, pull: PullInfo
+    ctx: WorkerContext, installation_id: int, pull: PullInfo, *, default_only: bool = False
 ) -> tuple[pygit2.Repository, MirrorRefs]:
     """Bring the PR's head, its base and the default branch into the mirror, by git.
 
     The clone URL is the base repository's, as the API reported it: ``refs/pull/N/head``
     lives there even for a PR from a fork. A refused token is minted again, once. A
     repository that already holds the commits (``ctx.local_code``) is read instead.
+    ``default_only``: only the trusted branch, for its settings (a merged PR's base
+    branch may be gone).
     """
     if ctx.local_code is not None:
         local = ctx.local_code(pull)
@@ -47,6 +54,8 @@ def fetch_mirror(
         default=f"refs/heads/{trusted}",
     )
     wanted = list(dict.fromkeys([refs.head, refs.base, refs.default]))
+    if default_only:
+        wanted = [refs.default]
     for attempt in (1, 2):
         try:
             mirror = ctx.mirrors.fetch(
@@ -117,8 +126,22 @@ def review_change(
         deadline=deadline,
         changed_last=pc.changed_last,
         on_progress=ctx.on_progress,
+        learnings=repository_learnings(ctx, pull),
     )
     return pc, result
+
+
+def repository_learnings(ctx: WorkerContext, pull: PullInfo) -> list[Learning]:
+    """The rules taught with ``/learn`` for the PR's repository; none for a run with a
+    token given to GitNeural (the Action, ``review --pr``), which has no App's store.
+    A store out of reach is a transient fault: a review without them would repeat what
+    the team asked GitNeural not to say."""
+    if ctx.creds is None:
+        return []
+    try:
+        return active_learnings(ctx.ensure_store(), pull.repo_id)
+    except StoreError as exc:
+        raise TransientJobError(str(exc)) from exc
 
 
 def pull_change(

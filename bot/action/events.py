@@ -63,7 +63,9 @@ def review_job(action: ActionEnv) -> ReviewJob | Nothing:
     if decision.job is None:
         return Nothing(decision.reason)
     if not isinstance(decision.job, ReviewJob):
-        return Nothing("GitNeural answers replies and /ask as a GitHub App; the Action reviews")
+        return Nothing(
+            "GitNeural answers replies, /ask and /learn as a GitHub App; the Action reviews"
+        )
     if decision.job.repo.lower() != action.repository.lower():
         return Nothing(f"the event is about {decision.job.repo}, not {action.repository}")
     return decision.job

@@ -104,6 +104,8 @@ class ReviewResult:
     duration_s: float = 0.0
     #: Findings the check could not keep, with the reason (never dropped silently).
     dropped: list[tuple[Finding, str]] = field(default_factory=list)
+    #: Ids of the repository's learnings the prompt could not show (over the cap).
+    learnings_left_out: list[int] = field(default_factory=list)
 
     def unquoted(self) -> int:
         """How many findings were dropped because the code they quote is not there."""

@@ -80,9 +80,9 @@ def comments_since(
         found = issue.get_comments(since=since) if since else issue.get_comments()
         comments = []
         for c in found:
-            data = c.raw_data
-            body, user = str(data.get("body") or ""), data.get("user") or {}
-            comments.append(IssueComment(int(c.id), body, user, c.created_at))
+            # Attributes, not ``raw_data``: that would fetch each listed comment again.
+            user = {"login": c.user.login, "type": c.user.type} if c.user is not None else {}
+            comments.append(IssueComment(int(c.id), str(c.body or ""), user, c.created_at))
         return comments
 
     return fresh_read(read, f"reading the comments of pull request #{number}", on_401)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from prometheus_client import Counter, Gauge, Histogram
 
 #: The jobs a worker runs, and how each can end (``retried``: a transient fault, again later).
-JOB_KINDS: Final = ("review", "reply", "ask", "eyes")
+JOB_KINDS: Final = ("review", "reply", "ask", "learning", "eyes")
 JOB_OUTCOMES: Final = ("posted", "skipped", "superseded", "failed", "retried")
 #: How a webhook delivery was answered.
 DELIVERY_OUTCOMES: Final = ("queued", "ignored", "duplicate", "rejected")

@@ -31,6 +31,7 @@ from bot.render.sanitize import (
     sanitize_markdown,
     suggestion_fence,
 )
+from bot.review import LEARNINGS_LIMIT
 from bot.text import printable
 from bot.usage import Usage
 
@@ -205,6 +206,16 @@ def coverage_text(coverage: Coverage, scope: str, limit: int = _MAX_SKIPPED_LIST
     return text
 
 
+def learnings_left_out(ids: Sequence[int]) -> str:
+    """What a summary says of learnings the prompt could not show: which, and why."""
+    shown = ", ".join(f"#{i}" for i in ids[:20]) + (" …" if len(ids) > 20 else "")
+    n = len(ids)
+    return (
+        f"{n} learning{'s' if n != 1 else ''} left out of the prompt ({shown}): over the "
+        f"limit of {LEARNINGS_LIMIT}"
+    )
+
+
 @dataclass
 class ReviewText:
     """What :func:`review_body` needs besides the findings."""
@@ -223,6 +234,8 @@ class ReviewText:
     unquoted: int = 0
     #: Findings held back because a person (or K3, in a thread) dismissed them earlier.
     dismissed: int = 0
+    #: Ids of the repository's learnings the prompt could not show (over the cap).
+    learnings_left_out: Sequence[int] = ()
 
 
 def dismissed_text(count: int) -> str:
@@ -258,6 +271,7 @@ def review_body(
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names
         coverage = coverage_text(text.coverage, text.scope, limit=0)
     footer = [
+        *([learnings_left_out(text.learnings_left_out) + "."] if text.learnings_left_out else []),
         coverage,
         f"<sub>{usage_line(text.usage, text.model, text.effort, text.duration_s)}</sub>",
     ]

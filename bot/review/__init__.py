@@ -17,11 +17,16 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
    (the quoted evidence, anchoring, suggestions, duplicates, cap).
 
 :func:`answer_thread` and :func:`answer_question` (``answers``) answer developers who talk
-back, in a finding's thread or with ``/ask``, on the same stages and the same loop.
+back, in a finding's thread or with ``/ask``, on the same stages and the same loop. Both,
+and :func:`review`, take the repository's learnings (``context.learnings``: the rules
+taught with ``/learn``, shown after the trusted instructions, within
+:data:`LEARNINGS_LIMIT`).
 """
 
 from bot.review.agent.parallel import ReviewGroup
 from bot.review.answers.run import answer_question, answer_thread
+from bot.review.context.learnings import LIMIT_TEXT as LEARNINGS_LIMIT
+from bot.review.context.learnings import select_learnings
 from bot.review.findings.anchor import find_file
 from bot.review.findings.evidence import EVIDENCE_WINDOW
 from bot.review.findings.side_text import SideText, side_text, split_lines
@@ -33,6 +38,7 @@ from bot.review.tools.toolbox import ToolLimits
 
 __all__ = [
     "EVIDENCE_WINDOW",
+    "LEARNINGS_LIMIT",
     "PROMPT_VERSION",
     "RelatedLimits",
     "ReviewGroup",
@@ -47,6 +53,7 @@ __all__ = [
     "plan_review",
     "replacement_lines",
     "review",
+    "select_learnings",
     "side_text",
     "split_lines",
 ]

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config
 from bot.domain.change import Change
+from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
@@ -28,6 +29,7 @@ from bot.review.agent.parallel import ReviewGroup, review_groups
 from bot.review.budget.grouping import split_files
 from bot.review.budget.packing import file_cost, pack
 from bot.review.context.file_context import FileContext, build_file_context, load_instructions
+from bot.review.context.learnings import NONE, ShownLearnings, learnings_for
 from bot.review.findings.check import check_findings
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
 from bot.review.related.finder import RelatedFinder, RelatedLimits
@@ -62,6 +64,8 @@ class ReviewPlan:
     #: Over all groups.
     estimated_tokens: int
     groups: list[ReviewGroup] = field(default_factory=list)
+    #: The repository's learnings the prompts show, and those the cap left out.
+    learnings: ShownLearnings = NONE
 
     @property
     def coverage(self) -> Coverage:
@@ -82,9 +86,12 @@ def plan_review(
     related: bool | None = None,
     related_limits: RelatedLimits | None = None,
     max_groups: int | None = None,
+    learnings: Sequence[Learning] = (),
 ) -> ReviewPlan:
     """Everything a review sends, without a model; ``related=False`` leaves out the
-    up-front callers and definitions. ``None`` arguments come from ``config``."""
+    up-front callers and definitions; ``learnings`` are the repository's (trusted, from
+    the store), shown after the instructions when they apply to the change. ``None``
+    arguments come from ``config``."""
     if related is None:
         related = config.review.related_context
     if related_limits is None:
@@ -108,6 +115,7 @@ def plan_review(
     instructions = load_instructions(
         safe.trusted, config.review.instructions, config.review.instructions_max_chars
     )
+    shown = learnings_for(learnings, change)
     tools = [submit_review_tool()]
     if agentic and change.head is not None:
         tools += RepoTools(change.head).definitions()
@@ -115,7 +123,11 @@ def plan_review(
 
     def room_after(listed: list[SkippedFile]) -> int:
         overhead = overhead_tokens(
-            change=safe, skipped=listed, instructions=instructions, agentic=agentic
+            change=safe,
+            skipped=listed,
+            instructions=instructions,
+            agentic=agentic,
+            learnings=shown,
         )
         return max(0, config.review.max_prompt_tokens - overhead - tool_tokens)
 
@@ -152,12 +164,18 @@ def plan_review(
             extra_context=extra,
             agentic=agentic,
             changed_last=changed_last,
+            learnings=shown,
         )
         estimated = estimate_tokens(json.dumps(messages)) + estimate_tokens(json.dumps(tools))
         review_parts.append(ReviewGroup(files, messages, extra, estimated))
     if not review_parts:
         messages = render_messages(
-            change=safe, files=[], skipped=skipped, instructions=instructions, agentic=agentic
+            change=safe,
+            files=[],
+            skipped=skipped,
+            instructions=instructions,
+            agentic=agentic,
+            learnings=shown,
         )
         estimated = estimate_tokens(json.dumps(messages)) + estimate_tokens(json.dumps(tools))
     else:
@@ -176,6 +194,7 @@ def plan_review(
         tools,
         estimated,
         review_parts,
+        shown,
     )
 
 
@@ -197,8 +216,10 @@ def review(
     related_limits: RelatedLimits | None = None,
     max_groups: int | None = None,
     tool_limits: ToolLimits | None = None,
+    learnings: Sequence[Learning] = (),
 ) -> ReviewResult:
-    """Review ``change`` with ``client`` (whose effort applies) and check the findings."""
+    """Review ``change`` with ``client`` (whose effort applies) and check the findings;
+    ``learnings``: the repository's (see :func:`plan_review`)."""
     started = time.monotonic()
     plan = plan_review(
         change,
@@ -208,6 +229,7 @@ def review(
         related=related,
         related_limits=related_limits,
         max_groups=max_groups,
+        learnings=learnings,
     )
     usage = Usage()
     summary = _nothing_to_review(plan)
@@ -255,4 +277,5 @@ def review(
         effort=client.effort,
         duration_s=time.monotonic() - started,
         dropped=dropped,
+        learnings_left_out=list(plan.learnings.left_out),
     )

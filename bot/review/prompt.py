@@ -2,8 +2,9 @@
 
 Order is chosen for K3's prefix cache: the system message is the same for every review
 (it depends only on whether tools are offered), the trusted repository instructions
-come next, then the files sorted by path, each rendered from its own content only, and
-the per-change text (skipped files, title, description, counts) last. A re-review after
+come next (the repository's learnings at their end, oldest first), then the files sorted
+by path, each rendered from its own content only, and the per-change text (skipped
+files, title, description, counts) last. A re-review after
 a push therefore repeats everything up to the first file that changed; passing that
 push's paths as ``changed_last`` moves them to the end so the cached prefix covers every
 other file.
@@ -31,6 +32,7 @@ from bot.domain.change import Change
 from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
+from bot.review.context.learnings import NONE, ShownLearnings
 from bot.review.tokens import estimate_tokens
 from bot.text import encode_text, printable
 
@@ -41,6 +43,8 @@ REVIEW_TEMPLATE = "review.md.j2"
 #: the fence macro every template imports.
 CHANGE_TEMPLATE = "change.md.j2"
 FENCE_TEMPLATE = "fence.md.j2"
+#: The repository's learnings, at the end of the trusted instructions.
+LEARNINGS_TEMPLATE = "learnings.md.j2"
 #: Bump when the code that shapes the prompt changes (labels, headers); template and
 #: schema changes are picked up by the digest in PROMPT_VERSION by themselves.
 _FORMAT_VERSION = "1"
@@ -50,7 +54,7 @@ _FENCE_ID = re.compile(r"untrusted-([0-9a-f]{12})", re.IGNORECASE)
 
 def _digest() -> str:
     sha = hashlib.sha256()
-    names = (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, CHANGE_TEMPLATE, FENCE_TEMPLATE)
+    names = (SYSTEM_TEMPLATE, REVIEW_TEMPLATE, CHANGE_TEMPLATE, FENCE_TEMPLATE, LEARNINGS_TEMPLATE)
     for name in (*names, prompts.SUBMIT_REVIEW_SCHEMA):
         sha.update(prompts.read_text(name).encode("utf-8"))
     return sha.hexdigest()[:12]
@@ -164,10 +168,12 @@ def render_messages(
     extra_context: str = "",
     agentic: bool = False,
     changed_last: Collection[str] = (),
+    learnings: ShownLearnings = NONE,
 ) -> list[dict[str, Any]]:
     """``[system, user]`` messages for reviewing ``files`` of ``change``.
 
-    ``instructions`` must come from the trusted snapshot (``load_instructions``);
+    ``instructions`` must come from the trusted snapshot (``load_instructions``), and
+    ``learnings`` from the repository's store (trusted too, shown after them);
     ``extra_context`` (definitions and callers found in the repository) is untrusted and
     fenced like the diff.
     """
@@ -183,6 +189,7 @@ def render_messages(
         REVIEW_TEMPLATE,
         instructions=printable(instructions).strip(),
         agentic=agentic,
+        **learnings.variables(),
         **variables,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -210,6 +217,7 @@ def overhead_tokens(
     instructions: str,
     extra_context: str = "",
     agentic: bool = False,
+    learnings: ShownLearnings = NONE,
 ) -> int:
     """Estimated tokens of the prompt without its files, tool schema included.
 
@@ -224,6 +232,7 @@ def overhead_tokens(
         instructions=instructions,
         extra_context=extra_context,
         agentic=agentic,
+        learnings=learnings,
     )
     text = "".join(str(m["content"]) for m in messages)
     return estimate_tokens(text) + estimate_tokens(json.dumps(submit_review_tool()))

@@ -32,4 +32,5 @@ class StoreInfo(Base):
 
 # The tables of each subject live in a module of their own; importing them here lets
 # Alembic and the model/migration comparison see every table.
+from bot.store import learnings as _learnings  # noqa: E402, F401
 from bot.store import operations as _operations  # noqa: E402, F401

@@ -1,4 +1,6 @@
-"""Deliveries that ask GitNeural to answer: a reply in a review thread, or ``/ask``.
+"""Deliveries that ask GitNeural to answer: a reply in a review thread, ``/ask``, or a
+learning command (``/learn``, ``/learnings``, ``/forget``, on the PR or in a review
+thread; answered on a closed PR too: teaching after a merge is natural).
 
 A ``pull_request_review_comment`` that is a reply (``comment.in_reply_to_id`` set) by an
 allowed commenter becomes a :class:`~bot.jobs.ConversationJob`. Whether the thread is
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from bot.ask_command import ask_question
 from bot.jobs import ConversationJob
+from bot.learn_command import learning_command
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.decisions import Decision, ignore, sent_by_bot
@@ -43,6 +46,12 @@ def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings)
     bot = sent_by_bot(payload, settings)
     if bot:
         return ignore(payload, bot, number)
+    # A command in a thread is answered in it: its first comment is the one replied to,
+    # or the comment itself when it starts the thread.
+    top = "comment.in_reply_to_id" if p.has(payload, "comment.in_reply_to_id") else "comment.id"
+    learned = learning_decision(payload, delivery_id, settings, number, p.ident(payload, top))
+    if learned is not None:
+        return learned
     if not p.has(payload, "comment.in_reply_to_id"):
         return ignore(payload, "a new review comment, not a reply in a thread", number)
     if not (p.optional_text(payload, "comment.body") or "").strip():
@@ -123,3 +132,30 @@ def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) 
         requested_by=p.text(payload, "sender.login"),
     )
     return Decision("queued", job, action, repo, number)
+
+
+def learning_decision(
+    payload: Payload, delivery_id: str, settings: WebSettings, number: int, thread: int | None
+) -> Decision | None:
+    """The decision about a comment that is a learning command (``thread``: the first
+    comment of the review thread it was written in); None for other comments."""
+    command = learning_command(p.optional_text(payload, "comment.body"))
+    if command is None:
+        return None
+    refused = _refused(payload, settings, f"/{command.name}", number)
+    if refused is not None:
+        return refused
+    repo = p.text(payload, "repository.full_name")
+    job = ConversationJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        trigger=command.name,
+        comment_id=p.ident(payload, "comment.id"),
+        delivery_id=delivery_id,
+        in_reply_to=thread,
+        requested_by=p.text(payload, "comment.user.login"),
+        author_association=p.text(payload, "comment.author_association"),
+        created_at=p.optional_text(payload, "comment.created_at"),
+    )
+    return Decision("queued", job, p.text(payload, "action"), repo, number)

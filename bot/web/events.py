@@ -14,7 +14,12 @@ from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
-from bot.web.conversation import ask_decision, on_review_comment, on_review_thread
+from bot.web.conversation import (
+    ask_decision,
+    learning_decision,
+    on_review_comment,
+    on_review_thread,
+)
 from bot.web.decisions import Decision, ignore, sent_by_bot
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
@@ -85,6 +90,9 @@ def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) 
     bot = sent_by_bot(payload, settings)
     if bot:
         return ignore(payload, bot, number)
+    learned = learning_decision(payload, delivery_id, settings, number, thread=None)
+    if learned is not None:
+        return learned
     asked = ask_decision(payload, delivery_id, settings, number)
     if asked is not None:
         return asked

@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.usage",
             "bot.retry_after",
             "bot.ask_command",
+            "bot.learn_command",
             "prompts",
         ),
     ),

@@ -45,6 +45,7 @@ RESULT_FIELDS = {
     "effort",
     "duration_s",
     "dropped",
+    "learnings_left_out",
 }
 
 

@@ -19,8 +19,8 @@ from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review.budget.grouping import GROUP_LIMIT, module_stem, split_files
 from bot.review.budget.packing import file_cost
-from bot.review.pipeline import plan_review, review
-from bot.review.prompt import submit_review_tool
+from bot.review.pipeline import ReviewPlan, plan_review, review
+from bot.review.prompt import overhead_tokens, submit_review_tool
 from bot.review.selection import SUBMODULE
 from bot.review.tokens import estimate_tokens
 from tests.fakes.k3 import K3Stub, Reply
@@ -117,10 +117,18 @@ def test_a_file_too_large_for_any_prompt_is_skipped(mixed: Change) -> None:
     assert all(s.reason.startswith("over the token budget (") for s in skipped)
 
 
+def _half_the_files(whole: ReviewPlan) -> int:
+    """A prompt budget about half of the change's files fit in, whatever the prompt's
+    fixed part (the system message, the tools) costs."""
+    fixed = overhead_tokens(change=whole.change, skipped=[], instructions=whole.instructions)
+    # Files shed their context before they are left out: count them bare.
+    return fixed + sum(file_cost(f.bare()) for f in whole.files) // 2
+
+
 def test_a_split_plan_renders_one_prompt_per_group(mixed: Change) -> None:
     whole = plan_review(mixed, config(), effort="low")
     assert not whole.split
-    budget = whole.estimated_tokens // 2
+    budget = _half_the_files(whole)
     plan = plan_review(mixed, config(review__max_prompt_tokens=budget), effort="low")
     assert plan.split and plan.skipped == []
     assert sorted(f.file.path for f in plan.files) == sorted(f.path for f in mixed.diff.files)
@@ -234,7 +242,7 @@ def test_agentic_parts_and_the_group_limit(huge: Change) -> None:
 
 def test_a_failed_part_is_listed_and_the_others_kept(mixed: Change) -> None:
     whole = plan_review(mixed, config(), effort="low")
-    cfg = config(review__max_prompt_tokens=whole.estimated_tokens // 2)
+    cfg = config(review__max_prompt_tokens=_half_the_files(whole))
 
     def brain(body: dict[str, Any]) -> Reply:
         if '## File "aaa/one.py"' in user_text(body):

@@ -189,7 +189,7 @@ def test_findings_written_at_revision_0003_survive_the_upgrade(store_url: str) -
                 "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
             )
         )
-    assert upgrade(opened) == "0004"
+    assert upgrade(opened, "0004") == "0004"  # the next revision: 0004 added the columns
     row = stored_finding(opened, 42, 7, "fp-old")
     assert row is not None and (row.state, row.fixed_in, row.auto_resolved_at) == (
         "dismissed", None, None,

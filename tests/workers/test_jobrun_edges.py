@@ -11,6 +11,7 @@ import pygit2
 import pytest
 
 from bot.render.github import parse_marker
+from bot.store import upgrade
 from bot.web.events import route
 from bot.web.settings import WebSettings
 from tests.support.job_world import REPO, job_world, submit
@@ -170,6 +171,8 @@ def test_worker_context_from_the_environment(tmp_path: Path) -> None:
         }
         ctx = WorkerContext.from_env(env)
         ctx.github_pacing = False
+        assert ctx.store is not None
+        upgrade(ctx.store)  # as `gitneural worker` does at start-up, before any job
         w.stub.push(submit(PLANTED_BUG))
         outcome = run_review_job(w.job("opened"), ctx)
     assert outcome.status == "posted"

@@ -2,10 +2,11 @@
 
 The order follows the review's, for K3's prefix cache: a system message that depends
 only on the kind of conversation and on whether tools are offered, the trusted
-instructions, the code, then what changes from one message to the next (the thread,
-the question). Every untrusted text (the finding as posted, the diff, the code, the
-title and description, each comment, the question) is redacted by the caller and fenced
-here, by fences none of them contains (:class:`bot.review.prompt.Fences`).
+instructions (the repository's learnings at their end), the code, then what changes
+from one message to the next (the thread, the question). Every untrusted text (the
+finding as posted, the diff, the code, the title and description, each comment, the
+question) is redacted by the caller and fenced here, by fences none of them contains
+(:class:`bot.review.prompt.Fences`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from bot.domain.change import Change
 from bot.domain.conversation import PullQuestion, ThreadQuestion
 from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
+from bot.review.context.learnings import NONE, ShownLearnings
 from bot.review.prompt import Fences, change_variables, render_template
 from bot.text import printable
 
@@ -51,6 +53,7 @@ def reply_messages(
     diff_text: str,
     code_text: str,
     agentic: bool,
+    learnings: ShownLearnings = NONE,
 ) -> list[dict[str, Any]]:
     """``[system, user]`` for answering the last entry of ``question``'s thread.
 
@@ -84,6 +87,7 @@ def reply_messages(
         outdated=question.outdated,
         asker=_login(question.asker),
         agentic=agentic,
+        **learnings.variables(),
     )
     return [_system("reply", agentic), {"role": "user", "content": user}]
 
@@ -97,6 +101,7 @@ def ask_messages(
     instructions: str,
     extra_context: str,
     agentic: bool,
+    learnings: ShownLearnings = NONE,
 ) -> list[dict[str, Any]]:
     """``[system, user]`` for answering ``/ask`` about the (redacted) ``change``; the
     question must be redacted already."""
@@ -114,6 +119,7 @@ def ask_messages(
         question=fence(text),
         asker=_login(question.asker),
         agentic=agentic,
+        **learnings.variables(),
         **variables,
     )
     return [_system("ask", agentic), {"role": "user", "content": user}]

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import Answer, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.conversation import LoopBudget, converse_until
 from bot.review.agent.final import FinalTool
@@ -26,6 +28,7 @@ from bot.review.answers.code import finding_code, finding_diff
 from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
 from bot.review.context.file_context import load_instructions
+from bot.review.context.learnings import learnings_for
 from bot.review.pipeline import plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
@@ -92,8 +95,10 @@ def answer_thread(
     *,
     deadline: float | None = None,
     tool_limits: ToolLimits | None = None,
+    learnings: Sequence[Learning] = (),
 ) -> Answer:
-    """K3's reply to the last entry of ``question``'s thread, about the PR ``change``."""
+    """K3's reply to the last entry of ``question``'s thread, about the PR ``change``;
+    ``learnings``: the repository's, shown after the instructions when they apply."""
     safe = redacted_change(change)
     shown = _redacted(question)
     agentic = _agentic(config, client, change)
@@ -106,6 +111,7 @@ def answer_thread(
         diff_text=finding_diff(safe.diff.get(shown.finding.path), shown.finding),
         code_text=finding_code(change, shown.finding),
         agentic=agentic,
+        learnings=learnings_for(learnings, change),
     )
     return _run(reply_final(), messages, change, config, client, agentic, deadline, tool_limits)
 
@@ -118,10 +124,14 @@ def answer_question(
     *,
     deadline: float | None = None,
     tool_limits: ToolLimits | None = None,
+    learnings: Sequence[Learning] = (),
 ) -> Answer:
-    """K3's answer to ``/ask``, seeing the PR ``change`` as a review would."""
+    """K3's answer to ``/ask``, seeing the PR ``change`` as a review would (learnings
+    included)."""
     agentic = _agentic(config, client, change)
-    plan = plan_review(change, config, effort=client.effort, agentic=agentic, max_groups=1)
+    plan = plan_review(
+        change, config, effort=client.effort, agentic=agentic, max_groups=1, learnings=learnings
+    )
     group = plan.groups[0] if plan.groups else None
     messages = ask_messages(
         PullQuestion(redact_text(question.question)[0], question.asker),
@@ -131,5 +141,6 @@ def answer_question(
         instructions=plan.instructions,
         extra_context=group.extra_context if group else "",
         agentic=agentic,
+        learnings=plan.learnings,
     )
     return _run(answer_final(), messages, change, config, client, agentic, deadline, tool_limits)
