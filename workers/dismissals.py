@@ -3,8 +3,9 @@
 A finding is dismissed when a person resolved its thread while its lines were unchanged
 (GitHub does not call the thread outdated), or when the PR's author or a user with write
 access reacted 👎 to its first comment. A 👎 by anyone else changes nothing; the author is
-known from the PR, anyone else's access is one REST read (:func:`has_write_access`), at
-most :data:`MAX_PERMISSION_READS` per review (the rest are judged by the next review).
+known from the PR, anyone else's access is one REST read (:func:`has_write_access`),
+kept for ten minutes by the process, at most :data:`MAX_PERMISSION_READS` reads per
+review (answers kept are free; the rest are judged by the next review).
 K3's withdrawals in a thread are recorded by the conversation job
 (:mod:`workers.replying`). A dismissal, once recorded, stands.
 """
@@ -18,8 +19,8 @@ from typing import Any
 
 import github
 
-from bot.gh.addressing import has_write_access
 from bot.gh.identity import BotIdentity
+from bot.gh.permissions import has_write_access, known_write_access
 from bot.gh.pulls import PullInfo
 from bot.gh.threads import ReviewThread
 from bot.render.addressed import addressed_head
@@ -37,7 +38,8 @@ from bot.store.findings import (
 
 log = logging.getLogger("gitneural.worker")
 
-#: Permission reads one review may spend on 👎 reactions (the rest wait for the next).
+#: Permission reads one review may spend on 👎 reactions (the rest wait for the next;
+#: answers the process kept cost nothing).
 MAX_PERMISSION_READS = 3
 
 Author = Callable[[Any], bool]
@@ -92,7 +94,17 @@ class _Judge:
     gh: github.Github
     pull: PullInfo
     on_401: Callable[[], None] | None
-    writers: dict[str, bool]
+    reads: int = 0
+
+    def writes(self, login: str) -> bool | None:
+        """Whether ``login`` may push; None when this review may read no more."""
+        known = known_write_access(self.gh, self.pull.repo, login)
+        if known is not None:
+            return known
+        if self.reads >= MAX_PERMISSION_READS:
+            return None
+        self.reads += 1
+        return has_write_access(self.gh, self.pull.repo, login, on_401=self.on_401)
 
     def dismissal(self, thread: ReviewThread) -> Dismissal | None:
         if thread.resolved and thread.resolved_by and not thread.outdated:
@@ -102,13 +114,7 @@ class _Judge:
             if login.lower() == author:
                 return Dismissal(DismissalReason.THUMBS_DOWN, login)
         for login in thread.thumbs_down:
-            if login not in self.writers:
-                if len(self.writers) >= MAX_PERMISSION_READS:
-                    return None
-                self.writers[login] = has_write_access(
-                    self.gh, self.pull.repo, login, on_401=self.on_401
-                )
-            if self.writers[login]:
+            if self.writes(login):
                 return Dismissal(DismissalReason.THUMBS_DOWN, login)
         return None
 
@@ -124,7 +130,7 @@ def record_dismissals(
     """Record the dismissals the threads show (and where each recorded finding's thread
     is); how many are new."""
     by_fingerprint = {r.fingerprint: r for r in rows}
-    judge = _Judge(gh, pull, on_401, {})
+    judge = _Judge(gh, pull, on_401)
     new = 0
     for fp, earlier in threads.items():
         thread, row = earlier.thread, by_fingerprint.get(fp)

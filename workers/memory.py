@@ -1,9 +1,15 @@
 """What a review remembers of the PR's earlier findings, so that it stays quiet.
 
-Before a review is posted (GitHub requests: one GraphQL query per 100 earlier threads,
-and only when GitNeural reviewed the PR before; a permission read per 👎 of someone other
-than the PR's author, at most :data:`workers.dismissals.MAX_PERMISSION_READS`; one
-GraphQL request per thread resolved because a push fixed its finding):
+Before a review is posted. GitHub requests: one GraphQL query per 100 earlier threads,
+and only when GitNeural reviewed the PR before; one GraphQL request for every thread a
+push fixed, up to :data:`bot.gh.addressing.BATCH` (25) of them, and one more per further
+25; a permission read per 👎 of someone other than the PR's author whose access the
+process does not know yet (kept ten minutes), at most
+:data:`workers.dismissals.MAX_PERMISSION_READS` (3). With the six requests of the job
+itself (:mod:`workers.jobrun`), a review after a push to a PR with up to 100 earlier
+threads makes at most 8 requests however many threads the push fixed (up to 25), and at
+most 11 when it also meets three 👎 givers, other than the author, it has not judged in
+the last ten minutes.
 
 1. **Dismissals** (:func:`recall`). A finding of GitNeural's thread is dismissed when a
    person resolved the thread while its lines were unchanged (GitHub does not call it
@@ -35,14 +41,20 @@ import pygit2
 
 from bot.config import GitHubSettings
 from bot.domain.results import Finding
-from bot.errors import GitError, GitHubError, StoreError
-from bot.gh.addressing import address_thread
+from bot.errors import GitError, StoreError
+from bot.gh.addressing import Addressing, address_threads
 from bot.gh.pulls import PullInfo
 from bot.gh.threads import read_review_threads
 from bot.git.line_moves import follow_lines
 from bot.render.addressed import addressed_body
 from bot.store import Store
-from bot.store.finding_states import follow, mark_auto_resolved, mark_fixed, pull_findings
+from bot.store.finding_states import (
+    follow,
+    mark_auto_resolved,
+    mark_fixed,
+    pull_findings,
+    release_auto_resolved,
+)
 from bot.store.findings import (
     FindingFacts,
     FindingState,
@@ -101,25 +113,41 @@ class Memory:
         mark_fixed(self.store, (r.id for r in fixed), head)
         for row in fixed:
             row.state, row.fixed_in = FindingState.FIXED.value, head
-        for row in self.rows:
-            if row.state == FindingState.FIXED.value and row.auto_resolved_at is None:
-                self._close_thread(row)
+        self._close_threads(
+            r
+            for r in self.rows
+            if r.state == FindingState.FIXED.value and r.auto_resolved_at is None
+        )
         return standing
 
-    def _close_thread(self, row: StoredFinding) -> None:
-        earlier = self.threads.get(row.fingerprint)
-        if earlier is None or earlier.thread.resolved or earlier.answered:
+    def _close_threads(self, rows: Iterable[StoredFinding]) -> None:
+        """Reply in and resolve the threads of fixed findings, all in one request."""
+        claimed: dict[str, tuple[StoredFinding, Addressing]] = {}
+        for row in rows:
+            earlier = self.threads.get(row.fingerprint)
+            if earlier is None or earlier.thread.resolved or earlier.answered:
+                continue
+            if not mark_auto_resolved(self.store, row.id):
+                continue  # another run of this job resolved it already
+            head = row.fixed_in or self.pull.head_sha
+            body = None if earlier.addressed else addressed_body(head)
+            claimed[earlier.thread.node_id] = (row, Addressing(earlier.thread.node_id, body))
+        if not claimed:
             return
-        if not mark_auto_resolved(self.store, row.id):
-            return  # another run of this job resolved it already
-        body = None if earlier.addressed else addressed_body(row.fixed_in or self.pull.head_sha)
-        try:
-            address_thread(self.gh, earlier.thread.node_id, body, on_401=self.on_401)
-        except GitHubError as exc:
-            # Left open: a thread GitNeural fails to close is only a thread left open.
-            log.warning("could not resolve the thread of a fixed finding: %s", exc)
-            return
-        log.info("finding %s fixed in %s: thread resolved", row.fingerprint[:16], row.fixed_in)
+        done = address_threads(self.gh, [item for _, item in claimed.values()], on_401=self.on_401)
+        for node_id in done.resolved:
+            row = claimed[node_id][0]
+            log.info("finding %s fixed in %s: thread resolved", row.fingerprint[:16], row.fixed_in)
+        if done.failed:
+            # Left open, and tried again by the next review: a thread GitNeural fails to
+            # close is only a thread left open.
+            release_auto_resolved(self.store, (claimed[n][0].id for n in done.failed))
+            log.warning(
+                "could not resolve %d of %d threads of fixed findings: %s",
+                len(done.failed),
+                len(claimed),
+                done.summary(),
+            )
 
     def verdict(self, still_open: Sequence[str], settings: GitHubSettings) -> tuple[str, str]:
         """The check run's conclusion when nothing new was reviewed, and what to add to

@@ -1,81 +1,124 @@
-"""Closing a thread whose finding a push fixed, and judging who may dismiss a finding.
+"""Closing the threads whose findings a push fixed: every one of a review in one request.
 
-:func:`address_thread` sends one GraphQL request: the reply ("Addressed in …") and
-``resolveReviewThread`` in one mutation document, executed in order by GitHub. It is a
-write, so it is never retried blindly: the caller records its claim first and finds its
-reply by its marker when the threads are read again.
+:func:`address_threads` sends one GraphQL mutation document for up to :data:`BATCH`
+threads (one more request per further :data:`BATCH`): per thread, an aliased
+``addPullRequestReviewThreadReply`` (``r0``, ``r1`` …: "Addressed in …") and
+``resolveReviewThread`` (``s0``, ``s1`` …), which GitHub runs in order, the reply before
+its resolution. A thread whose reply is there already (found by its marker when the
+threads were read) is only resolved: its reply field is skipped
+(``@include(if: $reply0)``). One document per size, 1 to :data:`BATCH`, is made at
+import through :func:`~bot.gh.graphql.document`, so the tests validate every one of
+them against GitHub's schema.
 
-:func:`has_write_access` is REST's ``GET …/collaborators/{user}/permission``: GitHub's
-GraphQL tells nothing of a reactor's access (``Reaction.user`` is a bare ``User``, and
-``collaborators`` asks for push access the App does not have), while this endpoint needs
-only the ``metadata`` permission every App holds. Its ``permission`` is the legacy base
-role: ``maintain`` reads ``write``, ``triage`` reads ``read``.
+A mutation is a write: it is never retried blindly. The caller claims each thread in
+the store before the request; GitHub may answer some aliases with errors (a thread gone,
+one GitNeural may not resolve) and run the others: what ran and what failed come back,
+thread by thread, for the caller to record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import github
 
 from bot.errors import GitHubError
-from bot.gh.errors import fresh_read
-from bot.gh.graphql import document, run_query
-from bot.gh.pulls import lazy_repo
-from bot.gh.threads import resolve_thread
+from bot.gh.graphql import Document, document, run_mutation
 
-WRITE_PERMISSIONS = frozenset({"admin", "write"})
+#: Threads closed by one request at most: 2 mutations each, well within what GitHub
+#: takes in one document (and the secondary limit's points a minute).
+BATCH = 25
 
-ADDRESS_THREAD = document(
-    "AddressThread",
-    """
-mutation AddressThread($threadId: ID!, $body: String!) {
-  addPullRequestReviewThreadReply(input: {pullRequestReviewThreadId: $threadId, body: $body}) {
-    comment { fullDatabaseId }
-  }
-  resolveReviewThread(input: {threadId: $threadId}) {
-    thread { id isResolved }
-  }
+
+def _address_text(size: int) -> str:
+    variables = ", ".join(f"$t{i}: ID!, $b{i}: String!, $reply{i}: Boolean!" for i in range(size))
+    fields = "".join(
+        f"""
+  r{i}: addPullRequestReviewThreadReply(
+    input: {{pullRequestReviewThreadId: $t{i}, body: $b{i}}}
+  ) @include(if: $reply{i}) {{
+    comment {{ fullDatabaseId }}
+  }}
+  s{i}: resolveReviewThread(input: {{threadId: $t{i}}}) {{
+    thread {{ id isResolved }}
+  }}"""
+        for i in range(size)
+    )
+    return f"mutation AddressThreads{size}({variables}) {{{fields}\n}}"
+
+
+#: ``ADDRESS_THREADS[n]`` replies in and resolves ``n`` threads.
+ADDRESS_THREADS: dict[int, Document] = {
+    n: document(f"AddressThreads{n}", _address_text(n), mutation=True) for n in range(1, BATCH + 1)
 }
-""",
-    mutation=True,
-)
 
 
-def address_thread(
+@dataclass(frozen=True)
+class Addressing:
+    """One thread to close: its node id (``PRRT_…``) and the reply to leave in it, or
+    None when GitNeural's reply is there already."""
+
+    node_id: str
+    body: str | None
+
+
+@dataclass
+class Addressed:
+    """What became of the threads: resolved ones, and why the others are not."""
+
+    resolved: list[str] = field(default_factory=list)
+    #: Node id -> one line (the alias's error, or the whole request's).
+    failed: dict[str, str] = field(default_factory=dict)
+    #: Requests sent.
+    requests: int = 0
+
+    def summary(self) -> str:
+        """The failures in one line."""
+        return "; ".join(f"{node}: {why}" for node, why in self.failed.items())
+
+
+def _batch_variables(batch: Sequence[Addressing]) -> dict[str, object]:
+    variables: dict[str, object] = {}
+    for i, item in enumerate(batch):
+        variables[f"t{i}"] = item.node_id
+        variables[f"b{i}"] = item.body or ""
+        variables[f"reply{i}"] = item.body is not None
+    return variables
+
+
+def address_threads(
     gh: github.Github,
-    node_id: str,
-    body: str | None,
+    threads: Sequence[Addressing],
     *,
     on_401: Callable[[], None] | None = None,
-) -> bool:
-    """Reply ``body`` in thread ``node_id`` and resolve it (only resolve, when ``body`` is
-    None: the reply is there already); whether the thread is resolved now."""
-    if body is None:
-        return resolve_thread(gh, node_id, on_401=on_401)
-    data = run_query(
-        gh,
-        ADDRESS_THREAD,
-        {"threadId": node_id, "body": body},
-        doing="resolving an addressed review thread",
-        on_401=on_401,
-    )
-    thread = (data.get("resolveReviewThread") or {}).get("thread") or {}
-    return bool(thread.get("isResolved"))
+) -> Addressed:
+    """Reply in and resolve every thread of ``threads``, :data:`BATCH` per request.
 
-
-def has_write_access(
-    gh: github.Github, full_name: str, login: str, *, on_401: Callable[[], None] | None = None
-) -> bool:
-    """Whether ``login`` may push to ``full_name`` (admin, maintain or write)."""
-    try:
-        permission = fresh_read(
-            lambda: lazy_repo(gh, full_name).get_collaborator_permission(login),
-            f"reading {login}'s permission on {full_name}",
-            on_401,
-        )
-    except GitHubError as exc:
-        if exc.status == 404:  # no such user (any more)
-            return False
-        raise
-    return str(permission).lower() in WRITE_PERMISSIONS
+    A request that fails as a whole stops the rest (a rate limit or an outage would
+    refuse them too): its threads and the ones not sent are reported failed."""
+    done = Addressed()
+    for start in range(0, len(threads), BATCH):
+        batch = threads[start : start + BATCH]
+        try:
+            answer = run_mutation(
+                gh,
+                ADDRESS_THREADS[len(batch)],
+                _batch_variables(batch),
+                doing=f"resolving {len(batch)} addressed review threads",
+                on_401=on_401,
+            )
+        except GitHubError as exc:
+            done.requests += 1
+            for item in threads[start:]:
+                done.failed[item.node_id] = str(exc)
+            return done
+        done.requests += 1
+        for i, item in enumerate(batch):
+            error = answer.errors.get(f"r{i}") or answer.errors.get(f"s{i}")
+            thread = (answer.data.get(f"s{i}") or {}).get("thread") or {}
+            if error is None and thread.get("isResolved"):
+                done.resolved.append(item.node_id)
+            else:
+                done.failed[item.node_id] = error or "not resolved"
+    return done

@@ -3,13 +3,17 @@
 Every document is a :class:`Document` made by :func:`document`, which records it in
 :data:`DOCUMENTS`: the tests validate each one against GitHub's published schema
 (``tests/fixtures/github-graphql/schema.graphql``), so a misspelt field fails a test,
-not a review. :func:`run_query` is the only way a document is sent.
+not a review. :func:`run_query` and :func:`run_mutation` are the only ways a document
+is sent.
 
 GraphQL always answers over ``POST``, which the client never retries (a POST may be a
 write). A query is a read, so it is tried again here after a 5xx or a dropped
 connection, a few times and briefly; anything longer is the job's retry's business.
 GitHub reports errors inside a 200 answer (``{"errors": [...]}``); they become one-line
-:class:`~bot.errors.GitHubError` messages like REST's.
+:class:`~bot.errors.GitHubError` messages like REST's. A mutation of several aliased
+fields may be answered in part: GitHub runs the fields in order and reports a field that
+failed with an error whose ``path`` names its alias, the others' data beside it;
+:func:`run_mutation` hands back both.
 """
 
 from __future__ import annotations
@@ -61,19 +65,52 @@ def _errors_text(data: Any) -> str:
     return one_line(str(message), 200) + more
 
 
-def _send(gh: github.Github, doc: Document, variables: dict[str, Any], doing: str) -> Any:
+@dataclass(frozen=True)
+class Answer:
+    """What GitHub answered to a mutation: the fields that ran, and those that failed."""
+
+    data: dict[str, Any]
+    #: A failed field's alias (the first element of its error's ``path``) -> one line.
+    errors: dict[str, str]
+
+
+def _refused(doc: Document, doing: str, data: Any, status: int) -> GitHubError:
+    return GitHubError(
+        f"GitHub refused the {doc.name} query when {doing}: {_errors_text(data)}",
+        status=404 if status == 404 else 422,
+    )
+
+
+def _field_errors(data: Any) -> dict[str, str] | None:
+    """Each failed field's error by alias; None if an error names no field (the
+    document itself was refused) or nothing ran."""
+    if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
+        return None
+    found: dict[str, str] = {}
+    for error in data.get("errors") or []:
+        path = error.get("path") if isinstance(error, dict) else None
+        if not isinstance(path, list) or not path or not isinstance(path[0], str):
+            return None
+        found.setdefault(path[0], one_line(str(error.get("message") or "no message"), 200))
+    return found
+
+
+def _send(
+    gh: github.Github, doc: Document, variables: dict[str, Any], doing: str, *, partial: bool
+) -> Any:
     try:
         _headers, data = gh.requester.graphql_query(doc.text, variables)
     except GithubException as exc:
         if isinstance(exc.data, dict) and "errors" in exc.data:
             # GitHub answered 200 with errors (PyGithub says 400, or 404 for NOT_FOUND):
             # the query is wrong, or names what is gone. Retrying changes nothing.
-            raise GitHubError(
-                f"GitHub refused the {doc.name} query when {doing}: {_errors_text(exc.data)}",
-                status=404 if exc.status == 404 else 422,
-            ) from None
+            fields = _field_errors(exc.data) if partial else None
+            if fields is None:
+                raise _refused(doc, doing, exc.data, exc.status) from None
+            return Answer(exc.data["data"], fields)
         raise
-    return data.get("data") if isinstance(data, dict) else None
+    found = data.get("data") if isinstance(data, dict) else None
+    return Answer(found, {}) if partial and isinstance(found, dict) else found
 
 
 def run_query(
@@ -91,7 +128,9 @@ def run_query(
     while True:
         attempt += 1
         try:
-            data = fresh_read(lambda: _send(gh, doc, variables, doing), doing, on_401)
+            data = fresh_read(
+                lambda: _send(gh, doc, variables, doing, partial=False), doing, on_401
+            )
         except GitHubError as exc:
             retry = not doc.mutation and exc.transient and attempt < _ATTEMPTS
             short = (exc.retry_after or 0) <= _PAUSE_S * attempt
@@ -102,3 +141,20 @@ def run_query(
         if not isinstance(data, dict):
             raise GitHubError(f"GitHub's answer to the {doc.name} query has no data ({doing})")
         return data
+
+
+def run_mutation(
+    gh: github.Github,
+    doc: Document,
+    variables: dict[str, Any],
+    *,
+    doing: str,
+    on_401: Callable[[], None] | None = None,
+) -> Answer:
+    """Send the mutation ``doc`` once (never again after a 5xx or a lost answer: it may
+    have run); the fields that ran and the fields that failed."""
+    assert doc.mutation, doc.name
+    answer = fresh_read(lambda: _send(gh, doc, variables, doing, partial=True), doing, on_401)
+    if not isinstance(answer, Answer):
+        raise GitHubError(f"GitHub's answer to the {doc.name} query has no data ({doing})")
+    return answer

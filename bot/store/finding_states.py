@@ -94,3 +94,18 @@ def mark_auto_resolved(store: Store, finding_id: int) -> bool:
     with store_errors(store.url, "write to"), store.session() as session:
         result = cast("sa.CursorResult[Any]", session.execute(statement))
         return result.rowcount > 0
+
+
+def release_auto_resolved(store: Store, finding_ids: Iterable[int]) -> None:
+    """Give up the claims of threads GitHub did not resolve: the next review tries again
+    (and, finding GitNeural's reply there by its marker if it was posted, only resolves)."""
+    ids = list(finding_ids)
+    if not ids:
+        return
+    statement = (
+        sa.update(StoredFinding)
+        .where(StoredFinding.id.in_(ids), StoredFinding.auto_resolved_at.is_not(None))
+        .values(auto_resolved_at=None, updated_at=utcnow())
+    )
+    with store_errors(store.url, "write to"), store.session() as session:
+        session.execute(statement)
