@@ -15,10 +15,11 @@ from graphql import parse, validate
 
 import bot
 from bot.errors import GitHubError
-from bot.gh.addressing import address_thread, has_write_access
+from bot.gh.addressing import ADDRESS_THREADS, BATCH, Addressing, address_threads
 from bot.gh.client import installation_client
 from bot.gh.credentials import AppCredentials
 from bot.gh.graphql import DOCUMENTS, Document, run_query
+from bot.gh.permissions import PermissionCache, has_write_access
 from bot.gh.threads import read_review_threads, resolve_thread, thread_of
 from bot.gh.tokens import InstallationTokens
 from tests.fakes.github import FakeGitHub
@@ -37,7 +38,13 @@ def _all_documents() -> list[Document]:
 
 def test_every_document_gitneural_sends_is_valid_against_github_s_schema() -> None:
     documents = _all_documents()
-    assert {d.name for d in documents} >= {"ReviewThreads", "ResolveReviewThread", "AddressThread"}
+    names = {d.name for d in documents}
+    assert names >= {"ReviewThreads", "ResolveReviewThread"}
+    # Every size of the addressing mutation GitNeural may send, 1 to BATCH threads.
+    assert names >= {f"AddressThreads{n}" for n in range(1, BATCH + 1)}
+    assert [len(ADDRESS_THREADS[n].text.split("resolveReviewThread")) - 1 for n in (1, BATCH)] == [
+        1, BATCH,
+    ]  # fmt: skip
     assert len({d.name for d in documents}) == len(documents)
     schema = github_schema()
     for doc in documents:
@@ -196,19 +203,78 @@ def test_the_threads_query_tells_who_resolved_and_who_reacted_thumbs_down(gh: Fa
     assert len(gh.requests(path="/graphql")) == 3
 
 
-def test_address_thread_replies_and_resolves_in_one_request(gh: FakeGitHub) -> None:
+def _calls(gh: FakeGitHub) -> list[str]:
+    return [r.path for r in gh.requests(kind="api") if not r.path.endswith("/access_tokens")]
+
+
+def test_address_threads_replies_and_resolves_in_one_request(gh: FakeGitHub) -> None:
     top = gh.add_review_comment(REPO, 1, "a.py", 5, "finding", user=gh.bot_login)
     g = client(gh)
     gh.clear_requests()
-    assert address_thread(g, f"PRRT_{top['id']}", "Addressed in `abc1234`.") is True
-    calls = [r.path for r in gh.requests(kind="api") if not r.path.endswith("/access_tokens")]
-    assert calls == ["/graphql"]
+    node = f"PRRT_{top['id']}"
+    done = address_threads(g, [Addressing(node, "Addressed in `abc1234`.")])
+    assert (done.resolved, done.failed, done.requests) == ([node], {}, 1)
+    assert _calls(gh) == ["/graphql"]
     [thread] = read_review_threads(g, REPO, 1)
     assert thread.resolved and [c.body for c in thread.comments[1:]] == ["Addressed in `abc1234`."]
     assert thread.comments[1].login == "gitneural" and thread.comments[1].by_bot
-    assert address_thread(g, thread.node_id, None) is True  # resolve only: no second reply
+    assert address_threads(g, [Addressing(node, None)]).resolved == [node]  # resolve only
     [thread] = read_review_threads(g, REPO, 1)
     assert len(thread.comments) == 2
+
+
+def test_many_threads_are_addressed_25_a_request(gh: FakeGitHub) -> None:
+    tops = [
+        gh.add_review_comment(REPO, 1, "a.py", 5 + n, f"finding {n}", user=gh.bot_login)
+        for n in range(BATCH + 5)
+    ]
+    answered = tops[3]
+    gh.add_thread_reply(REPO, 1, answered["id"], "Addressed in `abc1234`.", user=gh.bot_login)
+    items = [
+        Addressing(f"PRRT_{t['id']}", None if t is answered else f"Addressed in `abc1234`. {n}")
+        for n, t in enumerate(tops)
+    ]
+    g = client(gh)
+    gh.clear_requests()
+    done = address_threads(g, items)
+    assert done.failed == {} and done.resolved == [i.node_id for i in items]
+    assert (_calls(gh), done.requests) == (["/graphql", "/graphql"], 2)
+    threads = read_review_threads(g, REPO, 1)
+    assert all(t.resolved for t in threads)
+    # Each thread holds its own reply, once, after its finding; the one already
+    # answered got none more.
+    assert [[c.body for c in t.comments[1:]] for t in threads] == [
+        ["Addressed in `abc1234`."] if n == 3 else [f"Addressed in `abc1234`. {n}"]
+        for n in range(BATCH + 5)
+    ]
+
+
+def test_an_alias_github_refuses_leaves_the_others_done(gh: FakeGitHub) -> None:
+    good = [gh.add_review_comment(REPO, 1, "a.py", n, "f", user=gh.bot_login) for n in (5, 6)]
+    items = [
+        Addressing(f"PRRT_{good[0]['id']}", "Addressed in `abc1234`."),
+        Addressing("PRRT_999999", "Addressed in `abc1234`."),  # no such thread
+        Addressing(f"PRRT_{good[1]['id']}", "Addressed in `abc1234`."),
+    ]
+    g = client(gh)
+    gh.clear_requests()
+    done = address_threads(g, items)
+    assert done.resolved == [items[0].node_id, items[2].node_id] and done.requests == 1
+    assert list(done.failed) == ["PRRT_999999"]
+    assert "Could not resolve to a node" in done.failed["PRRT_999999"]
+    assert "\n" not in done.summary() and done.summary().startswith("PRRT_999999: ")
+    assert all(t.resolved and len(t.comments) == 2 for t in read_review_threads(g, REPO, 1))
+
+
+def test_a_request_that_fails_whole_is_not_sent_again(gh: FakeGitHub) -> None:
+    tops = [gh.add_review_comment(REPO, 1, "a.py", n, "f", user=gh.bot_login) for n in (5, 6)]
+    items = [Addressing(f"PRRT_{t['id']}", "Addressed in `abc1234`.") for t in tops]
+    g = client(gh)
+    gh.clear_requests()
+    gh.fail("POST", "/graphql", status=502)
+    done = address_threads(g, items)
+    assert done.resolved == [] and list(done.failed) == [i.node_id for i in items]
+    assert "502" in done.failed[items[0].node_id] and _calls(gh) == ["/graphql"]
 
 
 def test_write_access_is_read_from_the_collaborator_permission(gh: FakeGitHub) -> None:
@@ -216,6 +282,24 @@ def test_write_access_is_read_from_the_collaborator_permission(gh: FakeGitHub) -
     gh.set_permission(REPO, "adam", "admin")
     gh.set_permission(REPO, "tim", "read")
     g = client(gh)
-    assert [has_write_access(g, REPO, u) for u in ("wendy", "adam", "tim", "eve")] == [
+    cache = PermissionCache()
+    users = ("wendy", "adam", "tim", "eve")
+    assert [has_write_access(g, REPO, u, cache=cache) for u in users] == [
         True, True, False, False,
     ]  # fmt: skip
+    assert len(gh.requests(method="GET", kind="api")) == 4
+    gh.clear_requests()
+    # Kept: asked again, nobody's permission is read again.
+    assert [has_write_access(g, REPO, u, cache=cache) for u in users] == [True, True, False, False]
+    assert gh.requests(kind="api") == []
+
+
+def test_a_kept_answer_expires() -> None:
+    now = [0.0]
+    cache = PermissionCache(ttl_s=60, clock=lambda: now[0])
+    key = ("http://api", "octo/app", "wendy")
+    cache.put(key, True)
+    now[0] = 59.0
+    assert cache.get(key) is True
+    now[0] = 60.0
+    assert cache.get(key) is None

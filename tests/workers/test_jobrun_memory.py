@@ -253,3 +253,85 @@ def test_a_job_run_again_after_resolving_a_thread_does_not_reply_twice(tmp_path:
         w.stub.push(submit())
         assert run_review_job(job, w.ctx).status == "posted"
         assert len(_replies(w, top)) == 1 and not w.gh.thread_resolved(top["id"])
+
+
+#: Five rules, each broken on its own line by the PR, and fixed by one later push.
+RULES = "".join(f"def rule_{n}(x):\n    return x > {n}\n\n\n" for n in range(5))
+BROKEN = RULES.replace("x > ", "x >= ")
+MENDED = RULES.replace("x > ", "x > 0 + ")
+
+
+def _rule_bug(n: int) -> dict[str, Any]:
+    line = 2 + 4 * n
+    return {
+        **PLANTED_BUG,
+        "path": "rules.py",
+        "start_line": line,
+        "end_line": line,
+        "title": f"rule_{n} now accepts {n}",
+        "body": f"`>=` lets {n} through.",
+        "suggestion": f"    return x > {n}",
+        "evidence": f"    return x >= {n}",
+    }
+
+
+def test_one_push_fixing_five_findings_closes_them_in_one_request(tmp_path: Path) -> None:
+    with job_world(tmp_path, base_files={"rules.py": RULES}, pr_files={"rules.py": BROKEN}) as w:
+        w.stub.push(submit(*(_rule_bug(n) for n in range(5))))
+        assert _review(w).status == "posted"
+        tops = [
+            c
+            for c in w.gh.review_comments(REPO, w.number)
+            if c["user"]["login"] == w.gh.bot_login and c.get("in_reply_to_id") is None
+        ]
+        assert len(tops) == 5
+        head = w.gh.push(REPO, "feature", {"rules.py": MENDED})
+        job = w.job("synchronize")
+        w.stub.push(submit())
+        w.reset_calls()
+        assert run_review_job(job, w.ctx).status == "posted"
+        calls = w.api_calls()
+        # Every thread's reply and resolution in one GraphQL request, after the one
+        # that read the threads.
+        assert calls.count(("POST", "/graphql")) == 2 and len(calls) <= 8
+        for top in tops:
+            [reply] = _replies(w, top)
+            assert reply["body"].startswith(f"Addressed in `{head[:7]}`.")
+            assert reply["user"]["login"] == w.gh.bot_login and w.gh.thread_resolved(top["id"])
+        rows = pull_findings(w.ctx.ensure_store(), w.gh.repo_json(REPO)["id"], w.number)
+        assert [(r.state, r.fixed_in) for r in rows] == [("fixed", head)] * 5
+        assert all(r.auto_resolved_at is not None for r in rows)
+        # The job run again (a redelivery): its review is found, nothing is said twice.
+        w.stub.push(submit())
+        w.reset_calls()
+        run_review_job(job, w.ctx)
+        assert all(len(_replies(w, top)) == 1 for top in tops)
+        assert ("POST", "/graphql") not in w.api_calls()
+
+
+def test_threads_github_did_not_close_are_tried_again_once(tmp_path: Path) -> None:
+    with job_world(tmp_path, base_files={"rules.py": RULES}, pr_files={"rules.py": BROKEN}) as w:
+        w.stub.push(submit(*(_rule_bug(n) for n in range(2))))
+        _review(w)
+        tops = [
+            c for c in w.gh.review_comments(REPO, w.number) if c["user"]["login"] == w.gh.bot_login
+        ]
+        head = w.gh.push(REPO, "feature", {"rules.py": MENDED})
+        # The addressing request (the review's second GraphQL request, after the threads
+        # query) fails: GitHub ran nothing, and the mutation is not sent again.
+        w.gh.when("POST", "/graphql", "fail", "POST", "/graphql", status=502)
+        w.stub.push(submit())
+        w.reset_calls()
+        assert _review(w, "synchronize").status == "posted"
+        assert w.api_calls().count(("POST", "/graphql")) == 2
+        assert all(_replies(w, t) == [] and not w.gh.thread_resolved(t["id"]) for t in tops)
+        rows = pull_findings(w.ctx.ensure_store(), w.gh.repo_json(REPO)["id"], w.number)
+        assert [(r.state, r.auto_resolved_at) for r in rows] == [("fixed", None)] * 2
+        # The next review closes them: one reply each, resolved.
+        w.gh.push(REPO, "feature", {"README.md": "# app\n\nMore.\n"})
+        w.stub.push(submit())
+        _review(w, "synchronize")
+        for top in tops:
+            [reply] = _replies(w, top)
+            assert reply["body"].startswith(f"Addressed in `{head[:7]}`.")
+            assert w.gh.thread_resolved(top["id"])
