@@ -399,7 +399,7 @@ def test_deadline_already_passed_sends_nothing() -> None:
 
 @pytest.mark.parametrize(
     "reply",
-    [Reply(content="late", delay=5), Reply(content="late", think_seconds=5)],
+    [Reply(content="late", delay=10), Reply(content="late", think_seconds=10)],
     ids=["silent-server", "mid-stream"],
 )
 def test_deadline_stops_a_request(reply: Reply) -> None:
@@ -409,7 +409,9 @@ def test_deadline_stops_a_request(reply: Reply) -> None:
             client_for(stub).complete(
                 USER, max_completion_tokens=4000, deadline=time.monotonic() + 0.4
             )
-        assert 0.35 <= time.monotonic() - start < 2
+        # Stopped by the deadline, not by the answer 10 s away (a loaded machine may take
+        # a few seconds to get there).
+        assert 0.35 <= time.monotonic() - start < 8
         assert_clean(info.value, stub.api_key)
         assert len(stub.chat_requests) == 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -223,7 +222,7 @@ def test_binary_file_findings_go_to_the_summary(tmp_path: Path) -> None:
 def test_three_thousand_line_hunk(tmp_path: Path) -> None:
     big = "".join(f"n{i} = {i}\n" for i in range(3000))
     change = make_change(tmp_path, {"keep.py": "k\n"}, {"big.py": big})
-    started = time.perf_counter()
+    # Its speed is the benchmarks' business (bench_core); here: a hunk this long is whole.
     kept, dropped = check_quoted(
         [
             finding("big.py", 1, 3000, title="whole file"),
@@ -232,7 +231,6 @@ def test_three_thousand_line_hunk(tmp_path: Path) -> None:
         ],
         change,
     )
-    assert time.perf_counter() - started < 2
     by_title = {f.title: f for f in kept}
     assert (by_title["whole file"].start_line, by_title["whole file"].end_line) == (1, 3000)
     assert by_title["end"].suggestion == "n2998 = 0\nn2999 = 0\n"
