@@ -41,10 +41,6 @@ REPEAT = 7
 QUICK_REPEAT = 2
 LARGE_FILES = 3000
 QUICK_LARGE_FILES = 100
-#: The corpus lives under this directory: at the repository's root its copies of
-#: installed packages (``jinja2/``, ``pygit2/`` …) would shadow the real ones for the
-#: phase script, which runs with the repository as its working directory.
-LARGE_PREFIX = "src/"
 
 BEFORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
 AFTER = BEFORE.replace("return x + 7\n", "return x - 7\n")
@@ -108,15 +104,17 @@ def _repo(path: Path, staged: bool) -> Path:
 
 
 def _large_repo(path: Path, count: int) -> Path:
-    """``count`` real files committed under ``src/``; one line inside a function of one of
-    them edited and staged (so the prompt has an enclosing function and related code)."""
+    """``count`` real files committed, one line inside a function of one of them edited
+    and staged (so the prompt has an enclosing function and related code). The files
+    are under ``stdlib/``: none shadows a module for the phase script, which runs with
+    the repository as its working directory."""
     files = source_files(count)
     repo = make_repo(path)
-    commit(repo, {LARGE_PREFIX + f.path: f.data for f in files}, "import sources")
+    commit(repo, {f.path: f.data for f in files}, "import sources")
     target = next(f for f in files if b"\n    def " in f.data)
     # Past the imports at the top: the statement in the middle of the file.
     middle = dataclasses.replace(target, anchors=target.anchors[len(target.anchors) // 2 :])
-    stage(repo, {LARGE_PREFIX + target.path: edited(middle, hunks=1, inserted=0)})
+    stage(repo, {target.path: edited(middle, hunks=1, inserted=0)})
     return path
 
 

@@ -1,7 +1,7 @@
 """Tokens GitNeural sends versus a naive prompt, and a 3,000-file change end to end.
 
-On the same change of real code (:mod:`benchmarks.corpus`: modules from site-packages,
-each edited in a few places), it compares:
+On the same change of real code (:mod:`benchmarks.corpus`: modules of the standard
+library, each edited in a few places), it compares:
 
 - the **naive prompt**: the whole diff plus every touched file in full, as a reviewer bot
   without context selection would send it;

@@ -10,7 +10,8 @@ string when the value is not a number), ``unit``, ``budget`` (the promise it is 
 in words such as ``"< 1 s"``; ``""`` when none) and ``holds`` (``True``/``False`` against
 the budget, ``None`` when there is no budget).
 
-Realistic repositories made from installed code live in :mod:`benchmarks.corpus`.
+Realistic repositories made from the standard library's code live in
+:mod:`benchmarks.corpus` (the files themselves: :mod:`benchmarks.corpus_files`).
 """
 
 from __future__ import annotations

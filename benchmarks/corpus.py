@@ -1,108 +1,40 @@
-"""Realistic repositories for benchmarks, made from the Python code installed in this venv.
+"""Realistic repositories for benchmarks, made from the standard library's Python files.
 
-Synthetic text would flatter the core (short lines, no real functions to grow hunks to):
-the files here are real modules from site-packages (pip's vendored libraries and
-everything else installed), picked in a fixed pseudo-random order so a sample of 300 and
-one of 3,000 look alike and growth compares like with like. The sample is fixed for a
-given set of installed packages; installing others changes it (and the numbers a little).
-
-A change edits each file the way a person would: at evenly spaced one-line statements it
-inserts a few statements and edits the statement itself (a trailing comment), so every
-edited file still parses and each edit is one hunk of ``inserted + 2`` changed lines.
+The files come from :mod:`benchmarks.corpus_files` (the running interpreter's standard
+library, in an order fixed by a seed: the same files for every set of installed
+packages). A change edits each file the way a person would: at evenly spaced one-line
+statements it inserts a few statements and edits the statement itself (a trailing
+comment), so every edited file still parses and each edit is one hunk of
+``inserted + 2`` changed lines.
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
-import random
-import sysconfig
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
 
-from benchmarks.common import BenchmarkError
+from benchmarks.corpus_files import SourceFile, corpus_id, source_files
+
+__all__ = [
+    "BASE_BRANCH",
+    "SourceFile",
+    "add_change",
+    "build_repo",
+    "corpus_id",
+    "edit_count",
+    "edited",
+    "source_files",
+]
 
 BASE_BRANCH = "main"
-#: Files larger than this are left out: one generated table (idna's uts46data, 200 KB+)
-#: would otherwise dominate a small sample.
-MAX_FILE_BYTES = 200_000
 #: Anchors closer than this would make git merge two edits into one hunk.
 _MIN_GAP = 8
-_SIMPLE = (
-    ast.Assign,
-    ast.AugAssign,
-    ast.AnnAssign,
-    ast.Expr,
-    ast.Return,
-    ast.Pass,
-    ast.Import,
-    ast.ImportFrom,
-    ast.Raise,
-    ast.Assert,
-    ast.Delete,
-    ast.Break,
-    ast.Continue,
-)
 _WHEN = 1_700_000_000
 _AGENTS_MD = b"# Review instructions\n\nPrefer small, correct changes. Flag missing tests.\n"
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    path: str
-    data: bytes
-    #: 1-based lines holding exactly one simple statement that starts the line.
-    anchors: tuple[int, ...]
-
-
-def site_packages() -> Path:
-    return Path(sysconfig.get_paths()["purelib"])
-
-
-def _anchors(data: bytes, lines: Sequence[bytes]) -> tuple[int, ...]:
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return ()
-    found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, _SIMPLE) or node.end_lineno != node.lineno:
-            continue
-        line = lines[node.lineno - 1]
-        if not line[: node.col_offset].strip():
-            found.add(node.lineno)
-    return tuple(sorted(found))
-
-
-def source_files(count: int, *, min_anchors: int = 5, seed: int = 6) -> list[SourceFile]:
-    """``count`` real Python files with at least ``min_anchors`` places to edit.
-
-    The order is fixed (``seed``), so ``source_files(300)`` is a prefix of
-    ``source_files(3000)``.
-    """
-    root = site_packages()
-    paths = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    random.Random(seed).shuffle(paths)
-    picked: list[SourceFile] = []
-    for path in paths:
-        if len(picked) == count:
-            break
-        data = path.read_bytes()
-        if not data or len(data) > MAX_FILE_BYTES:
-            continue
-        anchors = _anchors(data, data.splitlines())
-        if len(anchors) >= min_anchors:
-            picked.append(SourceFile(path.relative_to(root).as_posix(), data, anchors))
-    if len(picked) < count:
-        raise BenchmarkError(
-            f"only {len(picked)} usable Python files under {root}, {count} wanted: "
-            "install more packages into the venv or ask for fewer files"
-        )
-    return picked
 
 
 def _spread(anchors: Sequence[int], hunks: int) -> list[int]:

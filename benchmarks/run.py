@@ -3,7 +3,10 @@
 Every ``benchmarks/bench_*.py`` runs in a process of its own, one after the other (so
 they do not disturb each other's timings, and a module that crashes or hangs becomes a
 failed row instead of ending the table). The table is also written to
-``benchmarks/results/latest.json`` and ``latest.md`` for the README.
+``benchmarks/results/latest.json`` and ``latest.md`` for the README, with the corpus the
+run measured on (:mod:`benchmarks.corpus_files`: the standard library of the running
+Python, named by a hash of its files, the same whatever else is installed) and the
+Python version it depends on.
 
 Exit status: 0 when every budget holds, 1 when one fails or a module fails to run (with
 ``--no-fail``: 0 anyway), 2 for a usage error. ``--quick`` runs tiny sizes to check that
@@ -13,6 +16,7 @@ the suite works; its numbers mean nothing and only a crash fails it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib.util
 import json
@@ -39,6 +43,7 @@ from benchmarks.common import (
     row,
     validate_rows,
 )
+from benchmarks.corpus_files import corpus_id
 
 BENCH_DIR = Path(__file__).resolve().parent
 SUITE_BUDGET_SECONDS = 600.0
@@ -135,10 +140,12 @@ def write_results(
     json_path = directory / "latest.json"
     json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     m = meta["machine"]
+    c = meta["corpus"]
     header = (
         f"GitNeural benchmarks, {meta['finished']} at commit {meta['commit']}"
         f"{' (quick mode)' if meta['quick'] else ''}: {m['cpus']} CPUs, Python {m['python']}, "
-        f"load average {m['load_average_1m']} at the start."
+        f"load average {m['load_average_1m']} at the start; corpus: {c['files']} files of "
+        f"the standard library of {c['python']}, sha256 {c['sha256']}."
     )
     md_path = directory / "latest.md"
     md_path.write_text(header + "\n\n" + markdown_table([r for _, r in results]) + "\n", "utf-8")
@@ -167,7 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = discover(args.dir, args.only)
     if not paths:
         parser.error(f"no benchmark modules matched in {args.dir}")
-    meta: dict[str, Any] = {"commit": _commit(), "quick": args.quick, "machine": machine()}
+    corpus = corpus_id()
+    print(corpus.line(), flush=True)
+    meta: dict[str, Any] = {
+        "commit": _commit(),
+        "quick": args.quick,
+        "machine": machine(),
+        "corpus": dataclasses.asdict(corpus),
+    }
     started = time.monotonic()
     results: list[tuple[str, Row]] = []
     crashed = False
