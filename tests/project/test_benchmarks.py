@@ -60,7 +60,10 @@ def test_the_suite_has_the_core_and_webhook_benchmarks() -> None:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_module_runs_quick_and_returns_well_formed_rows(module: str, tmp_path: Path) -> None:
-    done = runner("--quick", "--only", module, "--results", str(tmp_path))
+    # Budgets are judged by real runs (`python -m benchmarks.run`): a quick run's tiny
+    # loads on a machine busy with the rest of the suite say nothing about them. A module
+    # that crashes or returns bad rows still fails here (its "runs to the end" row).
+    done = runner("--quick", "--no-fail", "--only", module, "--results", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     data = results(tmp_path)
     rows = [r for r in data["rows"] if r["module"] == module]
