@@ -19,8 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
-from bot.cli.review_output import render, resolve_effort, write_report
-from bot.config import trusted_config
+from bot.cli.review_output import render, review_and_report, write_report
 from bot.domain.results import Severity
 from bot.envvars import data_dir
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
@@ -133,10 +132,6 @@ def _exit_code(worst: Severity | None, flag: str | None, default: str) -> int:
 
 
 def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
-    from bot.cli.dry_run import describe_plan
-    from bot.llm.client import K3Client
-    from bot.review import plan_review, review
-
     mirror, refs = fetch_mirror(ctx, TOKEN_INSTALLATION, pull)
     pc: PullChange = build_change(
         mirror,
@@ -146,22 +141,7 @@ def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
         last_reviewed=None,
         incremental=False,
     )
-    change = pc.change
-    config = trusted_config(change.trusted, args.config)
-    effort = resolve_effort(args.effort, config)
-    if args.dry_run:
-        plan = plan_review(change, config, effort=effort)
-        write_report(describe_plan(plan, fmt=args.format), args.output)
-        return EXIT_OK
-    settings = LLMSettings.from_env(effort=effort)
-    settings.require_key()
-    progress = ProgressLine(enabled=not args.quiet)
-    try:
-        result = review(change, config, K3Client(settings), on_progress=progress)
-    finally:
-        progress.done()
-    write_report(render(result, change, args.format), args.output)
-    return _exit_code(result.worst(), args.fail_on, config.review.fail_on)
+    return review_and_report(pc.change, args)
 
 
 def _post(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:

@@ -7,12 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.cli.review_output import render, resolve_effort, write_report
-from bot.config import trusted_config
+from bot.cli.review_output import review_and_report
 from bot.domain.change import Change
 from bot.domain.results import Severity
 from bot.effort import EFFORTS
-from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from bot.errors import EXIT_OK, UsageError
 
 FORMATS = ("text", "json", "sarif")
 SEVERITIES = tuple(str(s) for s in Severity)
@@ -134,28 +133,4 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_OK
-    config = trusted_config(change.trusted, args.config)
-    effort = resolve_effort(args.effort, config)
-    if args.dry_run:
-        from bot.cli.dry_run import describe_plan
-        from bot.review import plan_review
-
-        plan = plan_review(change, config, effort=effort)
-        write_report(describe_plan(plan, fmt=args.format), args.output)
-        return EXIT_OK
-    from bot.llm.client import K3Client
-    from bot.llm.settings import LLMSettings
-    from bot.render.progress import ProgressLine
-    from bot.review import review
-
-    settings = LLMSettings.from_env(effort=effort)
-    settings.require_key()
-    progress = ProgressLine(enabled=not args.quiet)
-    try:
-        result = review(change, config, K3Client(settings), on_progress=progress)
-    finally:
-        progress.done()
-    write_report(render(result, change, args.format), args.output)
-    fail_on = Severity(args.fail_on or config.review.fail_on)
-    worst = result.worst()
-    return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK
+    return review_and_report(change, args)

@@ -37,6 +37,26 @@ def _refused(payload: Payload, settings: WebSettings, what: str, number: int) ->
     return None
 
 
+def _queued(
+    payload: Payload, delivery_id: str, number: int, trigger: str, in_reply_to: int | None = None
+) -> Decision:
+    """The comment (a reply, ``/ask`` or a learning command) queued as its job."""
+    repo = p.text(payload, "repository.full_name")
+    job = ConversationJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        trigger=trigger,
+        comment_id=p.ident(payload, "comment.id"),
+        delivery_id=delivery_id,
+        in_reply_to=in_reply_to,
+        requested_by=p.text(payload, "comment.user.login"),
+        author_association=p.text(payload, "comment.author_association"),
+        created_at=p.optional_text(payload, "comment.created_at"),
+    )
+    return Decision("queued", job, p.text(payload, "action"), repo, number)
+
+
 def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
     action = p.text(payload, "action")
     number = p.ident(payload, "pull_request.number")
@@ -61,20 +81,9 @@ def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings)
         return refused
     if p.optional_text(payload, "pull_request.state") == "closed":
         return ignore(payload, "pull request is closed", number)
-    repo = p.text(payload, "repository.full_name")
-    job = ConversationJob(
-        installation_id=p.ident(payload, "installation.id"),
-        repo=repo,
-        pr_number=number,
-        trigger="reply",
-        comment_id=p.ident(payload, "comment.id"),
-        delivery_id=delivery_id,
-        in_reply_to=p.ident(payload, "comment.in_reply_to_id"),
-        requested_by=p.text(payload, "comment.user.login"),
-        author_association=p.text(payload, "comment.author_association"),
-        created_at=p.optional_text(payload, "comment.created_at"),
+    return _queued(
+        payload, delivery_id, number, "reply", p.ident(payload, "comment.in_reply_to_id")
     )
-    return Decision("queued", job, action, repo, number)
 
 
 def ask_decision(
@@ -91,19 +100,7 @@ def ask_decision(
         return refused
     if p.optional_text(payload, "issue.state") == "closed":
         return ignore(payload, "pull request is closed", number)
-    repo = p.text(payload, "repository.full_name")
-    job = ConversationJob(
-        installation_id=p.ident(payload, "installation.id"),
-        repo=repo,
-        pr_number=number,
-        trigger="ask",
-        comment_id=p.ident(payload, "comment.id"),
-        delivery_id=delivery_id,
-        requested_by=p.text(payload, "comment.user.login"),
-        author_association=p.text(payload, "comment.author_association"),
-        created_at=p.optional_text(payload, "comment.created_at"),
-    )
-    return Decision("queued", job, p.text(payload, "action"), repo, number)
+    return _queued(payload, delivery_id, number, "ask")
 
 
 def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
@@ -145,17 +142,4 @@ def learning_decision(
     refused = _refused(payload, settings, f"/{command.name}", number)
     if refused is not None:
         return refused
-    repo = p.text(payload, "repository.full_name")
-    job = ConversationJob(
-        installation_id=p.ident(payload, "installation.id"),
-        repo=repo,
-        pr_number=number,
-        trigger=command.name,
-        comment_id=p.ident(payload, "comment.id"),
-        delivery_id=delivery_id,
-        in_reply_to=thread,
-        requested_by=p.text(payload, "comment.user.login"),
-        author_association=p.text(payload, "comment.author_association"),
-        created_at=p.optional_text(payload, "comment.created_at"),
-    )
-    return Decision("queued", job, p.text(payload, "action"), repo, number)
+    return _queued(payload, delivery_id, number, command.name, thread)
