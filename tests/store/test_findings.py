@@ -5,10 +5,8 @@ lose nothing, and rows of the previous revision kept by the upgrade."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 
-import pytest
 import sqlalchemy as sa
 
 from bot.store import Store, open_store, upgrade
@@ -42,14 +40,6 @@ FACTS = FindingFacts(
     start_line=2,
     end_line=2,
 )
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:  # noqa: F811
-    opened = open_store(store_url)
-    upgrade(opened)
-    yield opened
-    opened.close()
 
 
 def rows(store: Store) -> list[StoredFinding]:

@@ -6,10 +6,8 @@ before it, keeping what was there."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 
-import pytest
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 
@@ -35,14 +33,6 @@ TAUGHT = Taught(
     pr_number=7,
     comment_id=1001,
 )
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:  # noqa: F811
-    opened = open_store(store_url)
-    upgrade(opened)
-    yield opened
-    opened.close()
 
 
 def test_one_rule_per_comment_and_each_repository_its_own(store: Store) -> None:
