@@ -2,7 +2,7 @@
 
 For a pull request editing 1, 30 and 300 real files (:mod:`benchmarks.corpus`: the
 standard library's, the same whatever is installed), the whole review job runs as a
-worker runs it (``workers.jobrun.run_review_job``: the fake GitHub through PyGithub, the
+worker runs it (``bot.usecases.review.run.run_review_job``: the fake GitHub through PyGithub, the
 PR fetched by git into the mirror, the K3 stub as the model, the default settings, so
 effort ``max``):
 
@@ -44,10 +44,10 @@ from benchmarks.common import Row, main, row
 from benchmarks.corpus import SourceFile, edited, source_files
 from benchmarks.prefix_limit import PrefixLimit, prefix_limit, serialised
 from bot.jobs import ReviewJob
+from bot.usecases.review.run import run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.job_world import make_context
-from workers.jobrun import run_review_job
 
 SIZES = (1, 30, 300)
 QUICK_SIZES = (1, 3)

@@ -25,7 +25,7 @@ from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review import plan_review, review
 from bot.review.prompt import SYSTEM_TEMPLATE, render_template
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from tests.fakes.k3 import Reply
 
 FILES = 10

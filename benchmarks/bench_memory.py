@@ -30,12 +30,12 @@ from pathlib import Path
 
 from benchmarks.common import BenchmarkError, Row, main, row
 from bot.store.finding_states import pull_findings
+from bot.usecases.review.dismissals import MAX_PERMISSION_READS
+from bot.usecases.review.run import run_review_job
 from tests.fakes.github.graphql import github_schema
 from tests.support.conversation import gitneural_thread
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import ORIGINAL, PLANTED_BUG
-from workers.dismissals import MAX_PERMISSION_READS
-from workers.jobrun import run_review_job
 
 #: The budget names 30 earlier threads; a quick run measures the same (25 s in all).
 THREADS = 30

@@ -23,7 +23,7 @@ from pathlib import Path
 import pygit2
 
 from benchmarks.common import Row, main, percentile, row
-from bot.gh.mirror_lru import enforce_cap, tree_bytes
+from bot.gh.mirrors.lru import enforce_cap, tree_bytes
 from bot.metrics import JOB_KINDS, JOB_OUTCOMES
 from bot.store import open_store, upgrade
 from bot.store.usage import record_usage

@@ -11,7 +11,7 @@ library, each edited in a few places), it compares:
 - **GitNeural's agentic first prompt** (``max``): the same plus the read-only tools' specs;
   the model then reads only what it asks for.
 
-All three are counted with the core's own estimator (``bot.review.tokens``: one token per
+All three are counted with the core's own estimator (``bot.review.token_estimate``: one token per
 3 bytes, an over-count), and also as the K3 stub counted the request it received.
 
 Then a change touching 3,000 real files is reviewed against the K3 stub (which answers at
@@ -37,7 +37,7 @@ from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review import plan_review, review
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from bot.text import decode_text
 from tests.fakes.k3 import Reply
 

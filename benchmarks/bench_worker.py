@@ -137,8 +137,8 @@ def _wait(what: str, check: Any, timeout: float, proc: subprocess.Popen[bytes], 
 
 
 def measure(world: Any, root: Path, pool: str, jobs: int, concurrency: int) -> Measured:
-    from workers.app import create_celery
-    from workers.queue import CeleryJobQueue
+    from workers.celeryapp.app import create_celery
+    from workers.celeryapp.publisher import CeleryJobQueue
     from workers.settings import WorkerSettings
 
     env = world.env(root / "data", GITNEURAL_GITHUB_PACING="false")

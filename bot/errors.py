@@ -17,6 +17,11 @@ class GitNeuralError(Exception):
     """Base of every error GitNeural reports to a user."""
 
     exit_code = EXIT_USAGE
+    #: Whether the same work may succeed later (a fault of the network, a server or a
+    #: rate limit): a job is then tried again, never reported as failed.
+    transient: bool = False
+    #: Seconds the server asked to wait before trying again, when it said.
+    retry_after: float | None = None
 
 
 class UsageError(GitNeuralError):
@@ -35,8 +40,6 @@ class ModelError(GitNeuralError):
     """The model API failed or answered with something unusable."""
 
     exit_code = EXIT_MODEL
-    #: Whether trying the same request again later may succeed (used by workers).
-    transient = False
 
 
 class ModelConfigError(ModelError):

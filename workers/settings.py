@@ -78,7 +78,7 @@ class WorkerSettings:
     #: long; reviews still running then are interrupted and put back in the queue.
     shutdown_grace: float = 20.0
     #: Reviews one installation may run at once; 0: three quarters of the review threads
-    #: of all live workers (``workers.schedule.default_limit``).
+    #: of all live workers (``workers.schedule.protocol.default_limit``).
     installation_concurrency: int = 0
     #: ``fair``: installations take turns; ``fifo``: one line in arrival order.
     schedule: ScheduleMode = "fair"

@@ -20,7 +20,7 @@ from bot.domain.results import Severity
 from bot.effort import EFFORTS, Effort
 from bot.envvars import data_dir, env_bool, env_words
 from bot.errors import ConfigError
-from bot.gh.credentials import github_api_url
+from bot.gh.api.credentials import github_api_url
 
 #: Who may ask for a review with ``/review`` unless ``GITNEURAL_ALLOWED_ASSOCIATIONS``
 #: says otherwise: the App's default (``.gitneural.toml`` may narrow it further).

@@ -15,10 +15,10 @@ from typing import Any
 
 from bot.action.env import ActionEnv
 from bot.jobs import ReviewJob
+from bot.usecases.context import TOKEN_INSTALLATION
 from bot.web.events import route
 from bot.web.payload import PayloadError
 from bot.web.settings import WebSettings
-from workers.context import TOKEN_INSTALLATION
 
 #: The workflow's event -> the webhook event the App's router knows it as.
 EVENTS = {

@@ -23,12 +23,12 @@ from bot.action.events import Nothing, review_job, without_secrets
 from bot.action.workspace import workspace_code
 from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
-from bot.gh.client import token_writer
+from bot.gh.api.client import token_writer
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
-from workers.context import TOKEN_INSTALLATION, WorkerContext
-from workers.jobrun import JobOutcome, TransientJobError, add_eyes_reaction, run_review_job
+from bot.usecases.context import TOKEN_INSTALLATION, WorkerContext
+from bot.usecases.review.run import JobOutcome, TransientJobError, add_eyes_reaction, run_review_job
 
 
 def run_action(env: Mapping[str, str], out: TextIO) -> int:

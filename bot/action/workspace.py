@@ -16,8 +16,8 @@ from pathlib import Path
 import pygit2
 
 from bot.gh.pulls import PullInfo
-from workers.context import LocalCode
-from workers.prchange import MirrorRefs
+from bot.usecases.context import LocalCode
+from bot.usecases.pull_change import MirrorRefs
 
 Say = Callable[[str], None]
 
@@ -62,7 +62,7 @@ def missing(repo: pygit2.Repository, pull: PullInfo) -> str | None:
 
 
 def workspace_code(path: Path | None, say: Say) -> LocalCode:
-    """The job runner's :data:`~workers.context.LocalCode` for the checkout at ``path``:
+    """The job runner's :data:`~bot.usecases.context.LocalCode` for the checkout at ``path``:
     commit ids in place of refs, and the base commit as the trusted revision."""
 
     def read_in_place(pull: PullInfo) -> tuple[pygit2.Repository, MirrorRefs] | None:

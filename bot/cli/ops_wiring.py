@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from bot.budgets import load_budgets
 from bot.envvars import data_dir
-from bot.gh.mirror_lru import max_bytes_from_env
+from bot.gh.mirrors.lru import max_bytes_from_env
 from bot.logs import JsonFormatter, log_format, reformat_handlers
 from bot.metrics.exposition import (
     inherit_or_prepare,
@@ -27,19 +26,20 @@ from bot.metrics.exposition import (
     scrape_registry,
     serve_metrics,
 )
+from bot.spend_caps import load_budgets
 from bot.store import Store, database_url, open_store
 from bot.store.errors import store_errors
 from bot.web.operations import Operations
 from bot.web.status_data import StatusInputs
-from workers import health
-from workers.job_ledger import record_jobs_in
+from workers.celeryapp import health
+from workers.celeryapp.ledger import record_jobs_in
 from workers.settings import WorkerSettings
 
 if TYPE_CHECKING:
     from celery import Celery
 
+    from bot.usecases.context import WorkerContext
     from bot.web.settings import WebSettings
-    from workers.context import WorkerContext
 
 log = logging.getLogger("gitneural.serve")
 

@@ -23,18 +23,18 @@ from bot.cli.review_output import render, review_and_report, write_report
 from bot.domain.results import Severity
 from bot.envvars import data_dir
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
-from bot.gh.client import token_writer
-from bot.gh.credentials import github_api_url
-from bot.gh.hosts import api_host_matches
-from bot.gh.mirror import MirrorAuthError
+from bot.gh.api.client import token_writer
+from bot.gh.api.credentials import github_api_url
+from bot.gh.api.hosts import api_host_matches
+from bot.gh.mirrors.cache import MirrorAuthError
 from bot.gh.pulls import PullInfo, read_pull
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
-from workers.context import TOKEN_INSTALLATION, WorkerContext
-from workers.jobrun import TransientJobError, run_review_job
-from workers.prchange import PullChange, build_change
-from workers.reviewing import fetch_mirror
+from bot.usecases.context import TOKEN_INSTALLATION, WorkerContext
+from bot.usecases.pull_change import PullChange, build_change
+from bot.usecases.review.run import TransientJobError, run_review_job
+from bot.usecases.review.steps import fetch_mirror
 
 _SHORT = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)#([0-9]{1,10})")
 _PATH = re.compile(r"/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pulls?/([0-9]{1,10})(?:/.*)?")

@@ -32,7 +32,7 @@ from bot.cli.supervisor import supervise
 from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
-    from workers.context import WorkerContext
+    from bot.usecases.context import WorkerContext
 
 __all__ = ["add_parser", "run_serve", "run_worker", "supervise", "wsgi_app"]
 
@@ -147,8 +147,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace) -> int:
     from bot.cli.ops_wiring import check_operator_files, operate_worker
-    from workers.app import create_celery
-    from workers.routing import review_queues
+    from workers.celeryapp.app import create_celery
+    from workers.schedule.routing import review_queues
     from workers.settings import WorkerSettings
 
     check_operator_files()
@@ -187,7 +187,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def pool_size(settings: Any, queues: tuple[str, ...]) -> int:
     """Threads of a worker's pool: its review threads, and one more that hands on a turn
-    arriving while every review thread is busy (``workers.review_turn``), so no turn waits
+    arriving while every review thread is busy (``workers.schedule.take_turn``), so no turn waits
     unacknowledged in the broker for the length of a review."""
     extra = settings.pool == "threads" and "reviews" in queues
     return int(settings.concurrency) + (1 if extra else 0)
@@ -200,7 +200,7 @@ def _check_worker_env() -> WorkerContext:
     # not while the first reply of a worker's life waits for its answer.
     import openai  # noqa: F401
 
-    import workers.jobrun  # noqa: F401
-    from workers.context import WorkerContext
+    import bot.usecases.review.run  # noqa: F401
+    from bot.usecases.context import WorkerContext
 
     return WorkerContext.from_env()

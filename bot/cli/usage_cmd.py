@@ -12,8 +12,16 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from bot.budgets import Budgets, Limit, load_budgets, month_of, month_start, next_month, parse_month
 from bot.errors import ConfigError
+from bot.spend_caps import (
+    Budgets,
+    Limit,
+    load_budgets,
+    month_of,
+    month_start,
+    next_month,
+    parse_month,
+)
 
 _COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens", "tokens", "requests")
 

@@ -18,8 +18,8 @@ def wsgi_app() -> flask.Flask:
     from bot.cli.ops_wiring import web_operations
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
-    from workers.app import create_publisher
-    from workers.queue import CeleryJobQueue
+    from workers.celeryapp.app import create_publisher
+    from workers.celeryapp.publisher import CeleryJobQueue
     from workers.settings import WorkerSettings
 
     web = WebSettings.from_env()

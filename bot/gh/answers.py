@@ -15,7 +15,7 @@ from typing import Any
 
 import github
 
-from bot.gh.errors import fresh_read, github_errors
+from bot.gh.api.errors import fresh_read, github_errors
 from bot.gh.post import post_once
 from bot.gh.pulls import lazy_pull, lazy_repo
 

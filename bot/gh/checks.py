@@ -19,7 +19,7 @@ from github.CheckRun import CheckRun
 from github.Repository import Repository
 
 from bot.domain.results import Finding, Severity
-from bot.gh.errors import fresh_read, github_errors
+from bot.gh.api.errors import fresh_read, github_errors
 from bot.render.sanitize import sanitize_markdown, terminal_text
 
 CHECK_NAME = "GitNeural"

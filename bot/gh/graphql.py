@@ -27,7 +27,7 @@ import github
 from github import GithubException
 
 from bot.errors import GitHubError
-from bot.gh.errors import fresh_read
+from bot.gh.api.errors import fresh_read
 from bot.text import one_line
 
 #: Attempts of one query after a transient failure, and the pause before each retry.

@@ -4,7 +4,7 @@ A hidden marker proves nothing by itself: anyone, another bot included, can past
 GitNeural's marker into a review or a comment. Only text whose author is the App's own
 bot account counts as GitNeural's. That account is named after the App's slug, which
 ``GET /app`` (authenticated with the App's JWT) tells; the worker asks once per process
-(:meth:`workers.context.WorkerContext.identity`), so no setting is needed and a wrong
+(:meth:`bot.usecases.context.WorkerContext.identity`), so no setting is needed and a wrong
 one cannot make GitNeural trust someone else. ``GITNEURAL_BOT_LOGIN`` still overrides it.
 
 The two APIs spell the account differently: REST says ``<slug>[bot]`` (``type: Bot``),
@@ -20,10 +20,10 @@ import requests
 from github import Auth, GithubException, GithubIntegration
 from urllib3.exceptions import MaxRetryError
 
-from bot.gh.credentials import AppCredentials
-from bot.gh.errors import GitHubAuthError
-from bot.gh.log_filter import guard_pygithub_logs
-from bot.gh.retry import github_retry_after, read_retry
+from bot.gh.api.credentials import AppCredentials
+from bot.gh.api.errors import GitHubAuthError
+from bot.gh.api.log_filter import guard_pygithub_logs
+from bot.gh.api.retry import github_retry_after, read_retry
 
 _BOT_SUFFIX = "[bot]"
 

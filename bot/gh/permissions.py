@@ -23,7 +23,7 @@ from collections.abc import Callable
 import github
 
 from bot.errors import GitHubError
-from bot.gh.errors import fresh_read
+from bot.gh.api.errors import fresh_read
 from bot.gh.pulls import lazy_repo
 
 WRITE_PERMISSIONS = frozenset({"admin", "write"})

@@ -21,7 +21,7 @@ import github
 from github.Repository import Repository
 
 from bot.errors import GitHubError
-from bot.gh.errors import github_errors
+from bot.gh.api.errors import github_errors
 from bot.gh.pulls import lazy_repo
 
 log = logging.getLogger("gitneural.post")

@@ -18,7 +18,7 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 
 from bot.errors import GitHubError
-from bot.gh.errors import fresh_read
+from bot.gh.api.errors import fresh_read
 from bot.render.github import Marker, parse_marker
 
 

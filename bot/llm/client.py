@@ -25,7 +25,6 @@ from bot.errors import (
     ModelOutputError,
     ModelTimeoutError,
 )
-from bot.llm.budget import request_tokens, take
 from bot.llm.errors import (
     ErrorContext,
     RetryableFailure,
@@ -34,6 +33,7 @@ from bot.llm.errors import (
     status_failure,
     stream_error_failure,
 )
+from bot.llm.rate_limit import request_tokens, take
 from bot.llm.settings import LLMSettings
 from bot.llm.stream import ProgressEmitter, TurnBuilder, turn_from_completion
 from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice

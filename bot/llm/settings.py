@@ -10,8 +10,8 @@ from typing import Any
 
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError, MissingKeyError
-from bot.llm.budget import RequestBudget
 from bot.llm.errors import display_url
+from bot.llm.rate_limit import RequestBudget
 
 DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
 DEFAULT_MODEL = "kimi-k3"

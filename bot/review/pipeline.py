@@ -3,7 +3,7 @@
 Pipeline: select files (ignore globs, binaries, submodules) → scan the diff for committed
 secrets → redact everything the model will see → grow hunks to their enclosing
 functions → pack into the token budget, or split a change too large for one prompt into
-groups of related files (:mod:`bot.review.budget.grouping`) → add related code (callers and
+groups of related files (:mod:`bot.review.packing.groups`) → add related code (callers and
 definitions, :mod:`bot.review.related`) in the room left → render the prompt(s) →
 converse with K3 (one-shot at ``low`` effort, agentic with read-only tools otherwise;
 the groups of a large change in parallel) → check the findings against the real change
@@ -24,19 +24,19 @@ from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
-from bot.review.agent.conversation import LoopBudget
+from bot.review.agent.loop import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups
-from bot.review.budget.grouping import split_files
-from bot.review.budget.packing import file_cost, pack
 from bot.review.context.file_context import FileContext, build_file_context, load_instructions
 from bot.review.context.learnings import NONE, ShownLearnings, learnings_for
 from bot.review.findings.check import check_findings
+from bot.review.packing.fit import file_cost, pack
+from bot.review.packing.groups import split_files
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
 from bot.review.related.finder import RelatedFinder, RelatedLimits
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text, secret_findings
 from bot.review.selection import select_files
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from bot.usage import Usage
 

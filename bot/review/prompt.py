@@ -33,7 +33,7 @@ from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
 from bot.review.context.learnings import NONE, ShownLearnings
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from bot.text import encode_text, printable
 
 SUBMIT_REVIEW = "submit_review"

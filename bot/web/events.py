@@ -14,13 +14,13 @@ from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
-from bot.web.conversation import (
+from bot.web.decisions import Decision, ignore, sent_by_bot
+from bot.web.discussion import (
     ask_decision,
     learning_decision,
     on_review_comment,
     on_review_thread,
 )
-from bot.web.decisions import Decision, ignore, sent_by_bot
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
 

@@ -15,11 +15,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from bot.errors import ConfigError
-from bot.gh.client import installation_client
-from bot.gh.credentials import AppCredentials
-from bot.gh.errors import GitHubAuthError
-from bot.gh.hosts import api_host_matches
-from bot.gh.tokens import InstallationTokens
+from bot.gh.api.access_tokens import InstallationTokens
+from bot.gh.api.client import installation_client
+from bot.gh.api.credentials import AppCredentials
+from bot.gh.api.errors import GitHubAuthError
+from bot.gh.api.hosts import api_host_matches
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/app"

@@ -16,12 +16,12 @@ from graphql import parse, validate
 import bot
 from bot.errors import GitHubError
 from bot.gh.addressing import ADDRESS_THREADS, BATCH, Addressing, address_threads
-from bot.gh.client import installation_client
-from bot.gh.credentials import AppCredentials
+from bot.gh.api.access_tokens import InstallationTokens
+from bot.gh.api.client import installation_client
+from bot.gh.api.credentials import AppCredentials
 from bot.gh.graphql import DOCUMENTS, Document, run_query
 from bot.gh.permissions import PermissionCache, has_write_access
 from bot.gh.threads import read_review_threads, resolve_thread, thread_of
-from bot.gh.tokens import InstallationTokens
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.graphql import github_schema
 

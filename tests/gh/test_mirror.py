@@ -14,7 +14,7 @@ import pygit2
 import pytest
 
 from bot.errors import GitError
-from bot.gh.mirror import (
+from bot.gh.mirrors.cache import (
     MirrorAuthError,
     MirrorBusyError,
     MirrorCache,

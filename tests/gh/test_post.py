@@ -12,11 +12,11 @@ import github
 import pytest
 
 from bot.errors import GitHubError
-from bot.gh.client import installation_client
-from bot.gh.credentials import AppCredentials
+from bot.gh.api.access_tokens import InstallationTokens
+from bot.gh.api.client import installation_client
+from bot.gh.api.credentials import AppCredentials
 from bot.gh.post import ReviewDraft, ReviewRefusedError, post_issue_comment, post_review
 from bot.gh.pulls import gitneural_reviews, lazy_repo, read_pull
-from bot.gh.tokens import InstallationTokens
 from bot.render.github import Marker
 from tests.fakes.github import FakeGitHub
 

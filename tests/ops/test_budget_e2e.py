@@ -11,8 +11,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from bot.budgets import month_of, month_start, next_month
+from bot.spend_caps import month_of, month_start, next_month
 from bot.store import database_url, open_store, upgrade
+from bot.usecases.review.run import run_review_job
+from bot.usecases.spend import BUDGET_TITLE
 from tests.fakes.k3 import Reply
 from tests.support.job_world import job_world, submit
 from tests.support.ops import deliver, served, spent_tokens
@@ -26,8 +28,6 @@ from tests.support.services import (
     outcomes,
     worker_ready,
 )
-from workers.jobrun import run_review_job
-from workers.spend import BUDGET_TITLE
 
 
 def opened(address: str, payload: object, delivery: str) -> None:
@@ -47,7 +47,7 @@ def test_a_budget_smaller_than_one_review_sends_nothing(tmp_path: Path) -> None:
         budgets = tmp_path / "budgets.toml"
         budgets.write_text('[repository."octo/app"]\nmonthly_tokens = 100\n')
         env = {"GITNEURAL_DATA_DIR": str(tmp_path / "data"), "GITNEURAL_BUDGETS_FILE": str(budgets)}
-        from bot.budgets import load_budgets
+        from bot.spend_caps import load_budgets
 
         w.ctx.budgets = load_budgets(env)
         w.ctx.store = open_store(database_url(env))

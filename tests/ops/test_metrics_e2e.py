@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.gh.mirror_lru import tree_bytes
+from bot.gh.mirrors.lru import tree_bytes
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (
     answers_in_thread,
@@ -42,8 +42,8 @@ from tests.support.services import (
     wait_for,
     worker_ready,
 )
-from workers.app import create_celery
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
 
 

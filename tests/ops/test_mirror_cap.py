@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 
 from bot.errors import ConfigError
-from bot.gh.mirror import MirrorCache
-from bot.gh.mirror_lru import max_bytes_from_env, tree_bytes
+from bot.gh.mirrors.cache import MirrorCache
+from bot.gh.mirrors.lru import max_bytes_from_env, tree_bytes
 from bot.jobs import ReviewJob
 from bot.metrics.exposition import render, scrape_registry
+from bot.usecases.review.run import WorkerContext, run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.job_world import CONFIG, make_context, submit
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.scrape import parse
-from workers.jobrun import WorkerContext, run_review_job
 
 
 @dataclass

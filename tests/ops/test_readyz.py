@@ -19,7 +19,7 @@ from bot.web.settings import WebSettings
 from tests.support.ops import served
 from tests.support.services import app_world, free_port, require_redis, wait_for
 from tests.support.webhooks import RecordingQueue, http_get, serve
-from workers.app import create_publisher
+from workers.celeryapp.app import create_publisher
 from workers.settings import WorkerSettings
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.ask_command import ask_question
-from bot.render.conversation import (
+from bot.render.discussion import (
     MAX_ANSWER,
     USAGE,
     WITHDRAWN,

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.git.repo import range_change
-from bot.review.budget.packing import CONTEXT_STEP, file_cost, pack
 from bot.review.context.file_context import FileContext, build_file_context
-from bot.review.tokens import estimate_tokens
+from bot.review.packing.fit import CONTEXT_STEP, file_cost, pack
+from bot.review.token_estimate import estimate_tokens
 from tests.support.repos import commit, make_repo
 
 

@@ -17,12 +17,12 @@ from bot.errors import ModelConfigError
 from bot.git.repo import range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
-from bot.review.budget.grouping import GROUP_LIMIT, module_stem, split_files
-from bot.review.budget.packing import file_cost
+from bot.review.packing.fit import file_cost
+from bot.review.packing.groups import GROUP_LIMIT, module_stem, split_files
 from bot.review.pipeline import ReviewPlan, plan_review, review
 from bot.review.prompt import overhead_tokens, submit_review_tool
 from bot.review.selection import SUBMODULE
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import (
     call,

@@ -24,8 +24,8 @@ from tests.support.services import (
     require_redis,
     unique_prefix,
 )
-from workers.app import create_celery
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
 
 BROKERS = (

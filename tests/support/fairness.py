@@ -29,7 +29,7 @@ from tests.support.services import (
     wait_for,
     worker_ready,
 )
-from workers.schedule import default_limit
+from workers.schedule.protocol import default_limit
 
 OTHER = "other/lib"
 

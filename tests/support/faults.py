@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from bot.jobs import ReviewJob
+from bot.usecases.review.run import JobOutcome, TransientJobError, run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.support.job_world import World
-from workers.jobrun import JobOutcome, TransientJobError, run_review_job
 
 TRACEBACK_SIGNS = ("Traceback", 'File "', '.py", line')
 

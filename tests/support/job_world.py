@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.gh.credentials import AppCredentials
-from bot.gh.mirror import MirrorCache
-from bot.gh.tokens import InstallationTokens
+from bot.gh.api.access_tokens import InstallationTokens
+from bot.gh.api.credentials import AppCredentials
+from bot.gh.mirrors.cache import MirrorCache
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
+from bot.usecases.review.run import WorkerContext
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.planted import ORIGINAL, PLANTED
-from workers.jobrun import WorkerContext
 
 REPO = "octo/app"
 CALC = "def half(n):\n    return n / 2\n"

@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 
 from bot.jobs import ConversationJob
-from bot.render.conversation import WITHDRAWN, answered_comment
+from bot.render.discussion import WITHDRAWN, answered_comment
 from bot.render.github import Marker, parse_marker
 from bot.store import open_store
 from bot.store.findings import stored_finding
+from bot.usecases.discussion.dispatch import QUOTA_NOTICE
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (
     ASK_ANSWER,
@@ -55,9 +56,8 @@ from tests.support.services import (
 from tests.support.store import postgres_database
 from tests.support.webhooks import Reply as Answer
 from tests.support.webhooks import encode, headers_for, http_post
-from workers.app import create_celery
-from workers.conversation import QUOTA_NOTICE
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
 
 CONVERSATION = re.compile(

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from bot.usecases.review.run import TransientJobError
 from tests.support.faults import assert_not_lost, run
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import PLANTED_BUG
-from workers.jobrun import TransientJobError
 
 PULL = f"/repos/{REPO}/pulls/1"
 REVIEWS = f"{PULL}/reviews"

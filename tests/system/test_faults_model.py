@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.usecases.review.run import JobOutcome
 from tests.fakes.k3 import Reply
 from tests.support.faults import assert_not_lost, failure_summary, run, with_llm
 from tests.support.job_world import REPO, job_world, submit
 from tests.support.planted import PLANTED_BUG
-from workers.jobrun import JobOutcome
 
 #: The 504 page a proxy in front of K3 answers with: never shown to a PR as HTML.
 HTML_SIGNS = ("<html", "<center>", "nginx")

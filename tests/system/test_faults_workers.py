@@ -47,10 +47,10 @@ from tests.support.services import (
 )
 from tests.support.tcpproxy import CuttableProxy
 from tests.support.webhooks import encode, headers_for, http_post
-from workers.app import create_celery
-from workers.locks import pr_key
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
+from workers.state.pr_lock import pr_key
 
 # Each waits out a visibility timeout or restarts processes: seconds each, not milliseconds.
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """Hostile model output: random ``submit_review`` arguments go through the real pipeline
-(parse → findings check → what the worker posts: ``workers.publish.publish``) and what
+(parse → findings check → what the worker posts: ``bot.usecases.review.publish.publish``) and what
 would be posted is judged independently:
 
 - every inline comment passes the fake GitHub's own validation (``tests.fakes.github.diff``,
@@ -33,18 +33,18 @@ from bot.config import GitHubSettings
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
-from bot.render.conversation import parse_finding_marker
+from bot.render.discussion import parse_finding_marker
 from bot.render.github import MAX_BODY, Marker, parse_marker
 from bot.review.findings.submission import SubmissionError, parse_submission
 from bot.usage import Usage
+from bot.usecases.pull_change import PullChange
+from bot.usecases.review.publish import Publication, publish
+from bot.usecases.review.run import run_review_job
 from tests.fakes.github.diff import PullDiff, comment_error, pull_diff
 from tests.fakes.k3 import Reply
 from tests.support.evidence import check_quoted
 from tests.support.job_world import REPO, job_world
 from tests.support.repos import commit, make_repo
-from workers.jobrun import run_review_job
-from workers.prchange import PullChange
-from workers.publish import Publication, publish
 
 SETTINGS = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -38,8 +38,8 @@ from tests.support.services import (
     worker_ready,
 )
 from tests.support.tcpproxy import CuttableProxy
-from workers.app import create_celery
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
 
 pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.redis]

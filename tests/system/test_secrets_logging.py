@@ -37,6 +37,12 @@ from github import Auth
 from bot.jobs import ReviewJob
 from bot.logs import JsonFormatter
 from bot.store import upgrade
+from bot.usecases.review.run import (
+    TransientJobError,
+    WorkerContext,
+    add_eyes_reaction,
+    run_review_job,
+)
 from bot.web.app import create_app
 from bot.web.settings import WebSettings
 from tests.fakes.github import FakeGitHub
@@ -45,8 +51,7 @@ from tests.support.faults import strings
 from tests.support.job_world import REPO, submit
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import comment, headers_for, http_post, serve, variant
-from workers.job_ledger import job_scope
-from workers.jobrun import TransientJobError, WorkerContext, add_eyes_reaction, run_review_job
+from workers.celeryapp.ledger import job_scope
 
 LOGGED_LIBRARIES = ["github", "urllib3", "openai", "httpx2", "httpcore2", "werkzeug", "kombu",
                     "celery", "requests", "pygit2", "flask"]  # fmt: skip

@@ -18,11 +18,11 @@ import pygit2
 import pytest
 
 from bot.jobs import ReviewJob
+from bot.usecases.review.run import run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.faults import assert_no_traceback
 from tests.support.job_world import make_context
-from workers.jobrun import run_review_job
 
 TENANTS = {1: "alpha/app", 2: "beta/app"}
 SECRETS = {1: "ALPHA_ONLY_7f3a", 2: "BETA_ONLY_c91d"}

@@ -31,10 +31,10 @@ from tests.support.services import (
     wait_for,
     worker_ready,
 )
-from workers.app import create_celery
-from workers.locks import PRState, open_pr_state, pr_key
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
 from workers.settings import WorkerSettings
+from workers.state.pr_lock import PRState, open_pr_state, pr_key
 
 
 @dataclass

@@ -20,10 +20,10 @@ from tests.support.services import (
     outcomes,
     worker_ready,
 )
-from workers.app import create_celery
-from workers.queue import CeleryJobQueue
+from workers.celeryapp.app import create_celery
+from workers.celeryapp.publisher import CeleryJobQueue
+from workers.celeryapp.task_names import REVIEW_TASK
 from workers.settings import WorkerSettings
-from workers.task_names import REVIEW_TASK
 
 
 @dataclass

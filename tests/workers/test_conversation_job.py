@@ -15,14 +15,16 @@ from typing import Any
 
 import pytest
 
-from bot.budgets import Budgets
 from bot.jobs import ConversationJob
-from bot.render.conversation import WITHDRAWN, answered_comment
+from bot.render.discussion import WITHDRAWN, answered_comment
 from bot.render.github import Marker
+from bot.spend_caps import Budgets
 from bot.store import open_store, upgrade
 from bot.store.findings import stored_finding
 from bot.store.usage import record_usage
 from bot.usage import Usage
+from bot.usecases.discussion.dispatch import QUOTA_NOTICE, run_conversation_job
+from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (
     ASK_ANSWER,
@@ -35,8 +37,6 @@ from tests.support.conversation import (
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
 from tests.support.store import store_url  # noqa: F401 - the fixture
-from workers.conversation import QUOTA_NOTICE, run_conversation_job
-from workers.jobrun import TransientJobError, run_review_job
 
 
 @pytest.fixture

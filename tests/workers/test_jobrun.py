@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from bot.render.github import parse_marker
+from bot.usecases.review.run import add_eyes_reaction, run_review_job
 from tests.fakes.k3 import Reply
 from tests.support.job_world import CALC_BUG, CONFIG, REPO, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
-from workers.jobrun import add_eyes_reaction, run_review_job
 
 SUGGESTION = "```suggestion\n    return age >= 18\n```"
 

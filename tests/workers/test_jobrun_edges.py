@@ -12,12 +12,17 @@ import pytest
 
 from bot.render.github import parse_marker
 from bot.store import upgrade
+from bot.usecases.review.run import (
+    TransientJobError,
+    WorkerContext,
+    add_eyes_reaction,
+    run_review_job,
+)
 from bot.web.events import route
 from bot.web.settings import WebSettings
 from tests.support.job_world import REPO, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
 from tests.support.webhooks import comment, variant
-from workers.jobrun import TransientJobError, WorkerContext, add_eyes_reaction, run_review_job
 
 LONG = "".join(f"value_{i} = {i}\n" for i in range(1, 61))
 

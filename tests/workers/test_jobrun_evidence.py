@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.render.github import parse_marker
+from bot.usecases.review.run import run_review_job
 from tests.support.job_world import CONFIG, REPO, job_world, submit
 from tests.support.planted import INVENTED_EVIDENCE, PLANTED_BUG
-from workers.jobrun import run_review_job
 
 COUNT = "1 finding dropped: quoted code not found"
 #: The planted bug, quoted with other indentation and spacing than the file's.

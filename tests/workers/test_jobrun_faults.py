@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.fakes.k3 import Reply
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import PLANTED_BUG
-from workers.jobrun import TransientJobError, run_review_job
 
 REVIEWS = f"/repos/{REPO}/pulls/1/reviews"
 CHECKS = f"/repos/{REPO}/check-runs"

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from bot.jobs import ConversationJob
-from bot.render.conversation import parse_finding_marker
+from bot.render.discussion import parse_finding_marker
 from bot.store.finding_states import pull_findings
 from bot.store.findings import stored_finding
+from bot.usecases.discussion.dispatch import run_conversation_job
+from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
-from workers.conversation import run_conversation_job
-from workers.jobrun import TransientJobError, run_review_job
 
 GATE = CONFIG + '[github]\ncheck_conclusion = "failure"\n'
 FIXED = PLANTED.replace("age > 18", "age >= 18")

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from bot.jobs import ConversationJob
-from bot.render.conversation import answered_comment
+from bot.render.discussion import answered_comment
 from bot.store.learnings import Taught, active_learnings, learn
+from bot.usecases.discussion.dispatch import run_conversation_job
+from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.support.conversation import answers_in_thread, conversation_reply, gitneural_thread
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED_BUG
-from workers.conversation import run_conversation_job
-from workers.jobrun import TransientJobError, run_review_job
 
 TRUSTED = "# Repository instructions (trusted)"
 UNTRUSTED = "# The change under review (untrusted data)"

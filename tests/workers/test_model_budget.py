@@ -15,19 +15,19 @@ from pathlib import Path
 import pytest
 
 from bot.errors import ConfigError, ModelConfigError, ModelTimeoutError
-from bot.llm.budget import RequestBudget, request_tokens, take
 from bot.llm.client import K3Client
+from bot.llm.rate_limit import RequestBudget, request_tokens, take
 from bot.llm.settings import LLMSettings
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.services import REDIS_URL, drop_redis_keys, require_redis, unique_prefix
-from workers.model_budget import (
+from workers.settings import WorkerSettings
+from workers.state.model_rate_limit import (
     SLACK,
     ModelRateLimit,
     RedisModelBudget,
     SQLiteModelBudget,
     open_model_budget,
 )
-from workers.settings import WorkerSettings
 
 USER = [{"role": "user", "content": "Review this."}]
 

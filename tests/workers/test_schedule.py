@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.services import REDIS_URL, drop_redis_keys, require_redis, unique_prefix
-from workers.schedule import (
+from workers.schedule.protocol import (
     FIFO_KEY,
     Claim,
     HostLoad,
@@ -23,8 +23,8 @@ from workers.schedule import (
     default_limit,
     worker_of,
 )
-from workers.schedule_redis import RedisSchedule
-from workers.schedule_sqlite import SQLiteSchedule
+from workers.schedule.redis_store import RedisSchedule
+from workers.schedule.sqlite_store import SQLiteSchedule
 
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.paths import ROOT
 from tests.support.services import wait_for
-from workers.app import EMBEDDED_TRANSPORT
+from workers.celeryapp.app import EMBEDDED_TRANSPORT
 
 
 def connect(db: Path, visibility: float = 3600.0) -> kombu.Connection:
@@ -97,8 +97,9 @@ CONSUMER = textwrap.dedent(
     """
     import os, signal, sys, kombu
     db, queue, mode = sys.argv[1:4]
-    conn = kombu.Connection(f"sqlite:///{db}", transport="workers.sqlite_broker:Transport",
-                            transport_options={"polling_interval": 0.01})
+    conn = kombu.Connection(
+        f"sqlite:///{db}", transport="workers.celeryapp.embedded_broker:Transport",
+        transport_options={"polling_interval": 0.01})
     q = conn.SimpleQueue(queue)
     if mode == "die":
         message = q.get(timeout=10)

@@ -20,8 +20,13 @@ from tests.support.services import (
     unique_prefix,
     wait_for,
 )
-from workers.limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard, interrupt_all
-from workers.locks import PRLock, PRState, RedisPRState, SQLitePRState, is_current
+from workers.celeryapp.time_limits import (
+    ShutdownInterrupt,
+    SoftLimitInterrupt,
+    TaskGuard,
+    interrupt_all,
+)
+from workers.state.pr_lock import PRLock, PRState, RedisPRState, SQLitePRState, is_current
 
 A, B = "a" * 40, "b" * 40
 
@@ -107,7 +112,7 @@ RACER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from workers.locks import SQLitePRState, RedisPRState
+    from workers.state.pr_lock import SQLitePRState, RedisPRState
 
     kind, where, go, me = sys.argv[1:5]
     state = SQLitePRState(Path(where)) if kind == "sqlite" else RedisPRState(

@@ -11,11 +11,11 @@ import yaml
 
 from bot.errors import ConfigError
 from tests.support.paths import ROOT
-from workers.app import EMBEDDED_TRANSPORT, celery_config, create_celery
-from workers.backoff import backoff_delay
-from workers.locks import HeadRecord, is_current, pr_key
+from workers.celeryapp.app import EMBEDDED_TRANSPORT, celery_config, create_celery
+from workers.celeryapp.backoff import backoff_delay
+from workers.celeryapp.task_names import EYES_TASK, REVIEW_TASK
 from workers.settings import WorkerSettings
-from workers.task_names import EYES_TASK, REVIEW_TASK
+from workers.state.pr_lock import HeadRecord, is_current, pr_key
 
 # ---- settings --------------------------------------------------------------------------
 
@@ -165,9 +165,9 @@ def test_two_apps_keep_their_own_settings(tmp_path: Path) -> None:
 
 def test_importing_workers_app_configures_nothing() -> None:
     code = (
-        "import workers.app as m, sys; "
+        "import workers.celeryapp.app as m, sys; "
         "assert m._app is None; "
-        "assert 'workers.context' not in sys.modules; print('ok')"
+        "assert 'bot.usecases.context' not in sys.modules; print('ok')"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
@@ -177,7 +177,7 @@ def test_importing_workers_app_configures_nothing() -> None:
 
 def test_celery_cli_finds_the_app_from_the_environment(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "workers.app", "report"],
+        [sys.executable, "-m", "celery", "-A", "workers.celeryapp.app", "report"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -185,7 +185,7 @@ def test_celery_cli_finds_the_app_from_the_environment(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "transport:workers.sqlite_broker:Transport" in result.stdout
+    assert "transport:workers.celeryapp.embedded_broker:Transport" in result.stdout
     assert f"sqlite:///{(tmp_path / 'broker.sqlite3').resolve()}" in result.stdout
     assert "'gitneural.review': {'queue': 'gitneural.reviews'}" in result.stdout
     assert "'gitneural.conversation': {'queue': 'gitneural.conversations'}" in result.stdout

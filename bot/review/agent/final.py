@@ -1,7 +1,7 @@
 """How a conversation with K3 ends: the tool the model must call, and reading its call.
 
 A review ends in ``submit_review``; a reply in a review thread in ``submit_reply``; an
-answer to ``/ask`` in ``submit_answer``. The loop (:mod:`bot.review.agent.conversation`)
+answer to ``/ask`` in ``submit_answer``. The loop (:mod:`bot.review.agent.loop`)
 is the same for all: only the tool, its parser and the words said to the model differ.
 """
 

@@ -1,7 +1,7 @@
 """Reviewing the prompt(s) of one change: one conversation, or parts in parallel.
 
 A change too large for one prompt is planned as several groups of related files
-(:mod:`bot.review.budget.grouping`). Each group is its own conversation with K3; at most
+(:mod:`bot.review.packing.groups`). Each group is its own conversation with K3; at most
 ``concurrency`` run at once (the K3 client is thread-safe), all against the review's
 one deadline. Their findings are merged (the findings check de-duplicates them), their
 usage summed, and the summary says what each part found and what was covered: how many
@@ -25,7 +25,7 @@ from typing import Any
 from bot.domain.results import Coverage, Finding, SkippedFile
 from bot.errors import ModelConfigError, ModelError, ModelQuotaError
 from bot.llm.types import ModelClient, Progress
-from bot.review.agent.conversation import LoopBudget, LoopStats, ToolRunner, converse
+from bot.review.agent.loop import LoopBudget, LoopStats, ToolRunner, converse
 from bot.review.context.file_context import FileContext
 from bot.review.findings.submission import Submission
 from bot.text import one_line

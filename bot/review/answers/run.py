@@ -19,11 +19,11 @@ from typing import Any
 
 from bot.config import Config
 from bot.domain.change import Change
-from bot.domain.conversation import Answer, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.domain.discussion import Answer, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
-from bot.review.agent.conversation import LoopBudget, converse_until
 from bot.review.agent.final import FinalTool
+from bot.review.agent.loop import LoopBudget, converse_until
 from bot.review.answers.code import finding_code, finding_diff
 from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final

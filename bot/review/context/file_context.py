@@ -22,7 +22,7 @@ from bot.domain.diff import FileDiff, FileStatus, Hunk
 from bot.review.context.enclosing import enclosing_ranges, enclosing_units, unit_name
 from bot.review.context.languages import language_for
 from bot.review.secrets.redaction import redact_text
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from bot.text import decode_text, printable
 
 __all__ = [

@@ -39,7 +39,7 @@ from bot.review.related.name_probe import NameProbe
 from bot.review.related.nearest_files import nearest_files
 from bot.review.related.symbols import add_name, changed_names, used_names
 from bot.review.secrets.redaction import redact_text
-from bot.review.tokens import estimate_tokens
+from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.search import is_binary
 from bot.review.tools.toolbox import RepoTools
 from bot.text import decode_text

@@ -1,0 +1,105 @@
+"""One conversation job, from a queued :class:`~bot.jobs.ConversationJob` to one answer:
+a reply in one of GitNeural's review threads (:mod:`bot.usecases.discussion.replies`),
+``/ask`` (:mod:`bot.usecases.discussion.questions`), or a learning command
+(:mod:`bot.usecases.discussion.teaching`).
+
+The Celery task calls :func:`run_conversation_job` and acts on what comes back: a
+:class:`ConversationOutcome`, or :class:`~bot.usecases.review.run.TransientJobError` for faults
+worth retrying (model overload and 5xx, GitHub's 5xx and rate limits, the store out of
+reach: a withdrawal must not be lost). What retrying cannot fix ends in one short notice
+where the answer would be, never two (it carries the answer's marker): an exhausted model
+quota says so. A notice is never posted in a thread that is not GitNeural's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.errors import GitNeuralError, ModelQuotaError, StoreError
+from bot.gh.threads import read_review_threads, thread_of
+from bot.jobs import ConversationJob
+from bot.render.discussion import notice_body
+from bot.text import one_line
+from bot.usecases.context import WorkerContext
+from bot.usecases.discussion.questions import answer_ask
+from bot.usecases.discussion.replies import answer_in_thread
+from bot.usecases.discussion.resolutions import record_resolution
+from bot.usecases.discussion.teaching import answer_learning
+from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.review.run import TransientJobError
+
+__all__ = ["ConversationOutcome", "give_up", "run_conversation_job"]
+
+log = logging.getLogger("gitneural.worker")
+
+QUOTA_NOTICE = (
+    "GitNeural could not answer: the model API's quota is exhausted. The App's operator "
+    "needs to top up the Moonshot account; ask again afterwards."
+)
+
+
+def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> ConversationOutcome:
+    """Answer ``job``'s comment once."""
+    run = ConversationRun(job, ctx)
+    try:
+        if job.trigger == "resolved":
+            return record_resolution(run)
+        if job.trigger == "reply":
+            return answer_in_thread(run)
+        return answer_ask(run) if job.trigger == "ask" else answer_learning(run)
+    except StoreError as exc:
+        raise TransientJobError(str(exc)) from exc
+    except GitNeuralError as exc:
+        if exc.transient:
+            raise TransientJobError(str(exc), exc.retry_after) from exc
+        reason = one_line(str(exc)) or type(exc).__name__
+        log.warning("conversation %s failed: %s", job.key, reason)
+        text = (
+            QUOTA_NOTICE
+            if isinstance(exc, ModelQuotaError)
+            else f"GitNeural could not answer: {reason}"
+        )
+        return ConversationOutcome("failed", _notify(run, text), reason)
+
+
+def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None:
+    """After the last retry, say so where the answer would be (best effort)."""
+    run = ConversationRun(job, ctx)
+    if job.trigger == "resolved":
+        return None
+    try:
+        if job.trigger == "reply":
+            assert job.in_reply_to is not None
+            found = run.thread(job.in_reply_to)
+            if isinstance(found, str):
+                return None
+            run.top_id = found.top.id
+        elif job.in_reply_to is not None:  # a learning command, answered in its thread
+            threads = read_review_threads(run.gh, job.repo, job.pr_number)
+            thread = thread_of(threads, job.comment_id)
+            if thread is None or thread.first is None:
+                return None
+            run.top_id = thread.first.id
+    except GitNeuralError as exc:
+        log.warning("conversation %s: no notice after the last retry: %s", job.key, exc)
+        return None
+    return _notify(
+        run, f"GitNeural could not answer after several attempts: {one_line(reason, 300)}"
+    )
+
+
+def _notify(run: ConversationRun, text: str) -> int | None:
+    """One notice in place of the answer, unless an answer (or a notice) is there; a
+    resolved thread is answered by nothing."""
+    if run.job.trigger == "resolved":
+        return None
+    body = notice_body(text, kind=run.kind, to=run.job.comment_id)
+    try:
+        if run.kind == "answer":
+            return run.answered_on_pr() or run.post_answer(body)
+        if run.top_id is None:
+            return None  # not known to be GitNeural's thread: say nothing there
+        return run.answered_in_thread() or run.post_reply(body)
+    except GitNeuralError as exc:
+        log.warning("conversation %s: could not post the notice: %s", run.job.key, exc)
+        return None

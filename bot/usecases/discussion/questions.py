@@ -1,0 +1,67 @@
+"""``/ask QUESTION``, answered once.
+
+GitHub requests (four when it is answered): the eyes reaction (1), the PR (1: closed or
+gone, nothing to do), its comments since the question (1: the question as it is now,
+and an answer already posted to it, which ends the job before any model call), then git
+fetches into the mirror, the repository's settings from its default branch, K3's
+``submit_answer`` on the PR's change as a review sees it, and the answer (1), quoting
+the question's first line, read back before any retry. A blank question gets the usage,
+and no model call.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.ask_command import ask_question
+from bot.domain.discussion import PullQuestion
+from bot.errors import GitHubError
+from bot.gh.answers import react
+from bot.render.discussion import USAGE, answer_body, notice_body
+from bot.review import answer_question
+from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+
+log = logging.getLogger("gitneural.worker")
+
+
+def answer_ask(run: ConversationRun) -> ConversationOutcome:
+    job = run.job
+    try:
+        react(run.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=run.forget_token)
+    except GitHubError as exc:
+        if exc.transient:
+            raise
+        log.warning("%s: no eyes reaction: %s", job.key, exc)
+    pull = run.open_pull()
+    if pull is None:
+        return ConversationOutcome("gone", detail="the pull request is closed or gone")
+    comments = run.pr_comments()
+    answered = run.answered_on_pr(comments)
+    if answered is not None:
+        return ConversationOutcome("already-answered", answered, "answered before")
+    asked = next((c for c in comments if c.id == job.comment_id), None)
+    question = ask_question(asked.body) if asked is not None else None
+    if asked is None:
+        return ConversationOutcome("gone", detail="the /ask comment is gone")
+    if question is None:
+        return ConversationOutcome("ignored", detail="the comment is no longer /ask")
+    if not question:
+        posted = run.post_answer(notice_body(USAGE, kind="answer", to=job.comment_id))
+        return ConversationOutcome("answered", posted, "the usage: nothing was asked")
+    ready = run.settings(pull)
+    if isinstance(ready, str):
+        return ConversationOutcome("ignored", detail=ready)
+    change, config = ready
+    refused = run.over_budget()
+    if refused is not None:
+        return refused
+    answer = answer_question(
+        change,
+        PullQuestion(question, job.requested_by or "someone"),
+        config,
+        run.client(config),
+        deadline=run.deadline(),
+        learnings=run.learnings(pull),
+    )
+    posted = run.post_answer(answer_body(question, answer.body, to=job.comment_id))
+    return ConversationOutcome("answered", posted, "on the pull request")

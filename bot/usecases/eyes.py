@@ -1,0 +1,31 @@
+"""The 👀 reaction GitNeural gives a command comment at once, before any queued work."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.errors import GitHubError
+from bot.gh.api.errors import github_errors
+from bot.gh.pulls import lazy_repo
+from bot.jobs import ConversationJob, ReviewJob
+from bot.usecases.context import WorkerContext
+from bot.usecases.errors import TransientJobError
+
+log = logging.getLogger("gitneural.worker")
+
+
+def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: WorkerContext) -> None:
+    """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
+    if job.comment_id is None:
+        return
+    gh = ctx.github(job.installation_id)
+    try:
+        with github_errors(
+            "adding the eyes reaction", lambda: ctx.forget_token(job.installation_id)
+        ):
+            issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
+            issue.get_comment(job.comment_id).create_reaction("eyes")
+    except GitHubError as exc:
+        if exc.transient:
+            raise TransientJobError(str(exc), exc.retry_after) from exc
+        log.warning("%s#%d: no eyes reaction: %s", job.repo, job.pr_number, exc)

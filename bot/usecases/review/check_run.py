@@ -1,0 +1,120 @@
+"""The check run of one review job: started once (a redelivered job carries on the one its
+dead worker left), completed once, and completed best effort when the job fails."""
+
+from __future__ import annotations
+
+import logging
+
+import github
+
+from bot.errors import GitHubError
+from bot.gh.checks import Check, CheckOutput, unfinished_checks
+from bot.gh.pulls import PostedReview, lazy_repo
+from bot.jobs import ReviewJob
+from bot.usecases.context import WorkerContext
+
+log = logging.getLogger("gitneural.worker")
+
+
+class JobCheck:
+    def __init__(
+        self, gh: github.Github, job: ReviewJob, ctx: WorkerContext, name: str, redelivered: bool
+    ) -> None:
+        self.gh, self.job, self.ctx, self.name = gh, job, ctx, name
+        self.redelivered = redelivered
+        #: The run in progress, if one was started and not completed yet.
+        self.run: Check | None = None
+        #: The token may not create check runs (``ctx.checks_optional``): none is made.
+        self.skipped = False
+
+    def _forget_token(self) -> None:
+        self.ctx.forget_token(self.job.installation_id)
+
+    def start(self, head_sha: str) -> None:
+        repo = lazy_repo(self.gh, self.job.repo)
+        if self.redelivered and self.ctx.app_id is not None:
+            # One more request, only on a redelivery: no orphan run left "in progress".
+            resumed = Check.resume(
+                repo,
+                head_sha,
+                external_id=self.job.delivery_id,
+                app_id=self.ctx.app_id,
+                on_401=self._forget_token,
+            )
+            if resumed is not None:
+                self.run = resumed
+                return
+        try:
+            self.run = Check.start(
+                repo,
+                head_sha,
+                external_id=self.job.delivery_id,
+                summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
+                on_401=self._forget_token,
+            )
+        except GitHubError as exc:
+            # A person's token, or a workflow without `checks: write`: the review is
+            # what matters, the check run only reports on it.
+            if not self.ctx.checks_optional or exc.transient or exc.status not in (403, 404):
+                raise
+            log.warning("%s: no check run (%s); reviewing without one", self.name, exc)
+            self.skipped = True
+
+    def start_for_failure(self, head_sha: str) -> None:
+        """A run to say why the job failed on, if none was started (best effort)."""
+        if self.run is not None or self.skipped:
+            return
+        try:
+            self.run = Check.start(
+                lazy_repo(self.gh, self.job.repo),
+                head_sha,
+                external_id=self.job.delivery_id,
+                summary="Starting…",
+            )
+        except GitHubError as err:
+            log.warning("%s: could not create a check run: %s", self.name, err)
+
+    def complete_posted(self, output: CheckOutput) -> None:
+        """Complete the check run of a posted review.
+
+        A transient failure propagates without touching the run: the job's retry finds
+        the review by its marker and completes the run it left in progress.
+        """
+        check, self.run = self.run, None
+        if check is None and self.skipped:
+            return
+        assert check is not None
+        try:
+            check.complete(output)
+        except GitHubError as exc:
+            if exc.transient:
+                raise
+            log.warning("%s: GitHub refused the check run's output: %s", self.name, exc)
+            self.run = check
+            self.close(output.conclusion, output.title, "Review posted.")
+
+    def finish_stale(
+        self, head_sha: str, conclusion: str, review: PostedReview, paused_by: str | None
+    ) -> None:
+        """A worker killed after posting left its check run in progress, or this job's
+        first run paused it, not knowing its review had landed: complete it."""
+        app_id = self.ctx.app_id
+        if app_id is None:
+            return  # reviewing with a token: its check runs are not told apart from others'
+        try:
+            repo = lazy_repo(self.gh, self.job.repo)
+            for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
+                summary = f"[Review posted]({review.html_url})." if review.html_url else ""
+                check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))
+        except GitHubError as exc:
+            log.warning("%s: could not complete an earlier check run: %s", self.name, exc)
+
+    def close(self, conclusion: str, title: str, summary: str) -> None:
+        """Best effort: complete the check run, if one was started."""
+        if self.run is None:
+            return
+        check, self.run = self.run, None
+        try:
+            check.complete(CheckOutput(conclusion, title, summary))
+        except GitHubError as exc:
+            log.warning("%s: could not complete the check run: %s", self.name, exc)

@@ -1,0 +1,289 @@
+"""One review job, from a queued :class:`~bot.jobs.ReviewJob` to one posted review.
+
+The Celery task calls :func:`run_review_job` and acts on what comes back: a
+:class:`JobOutcome`, or a :class:`TransientJobError` (``transient = True``,
+``retry_after`` in seconds or None) for faults worth retrying later: model overload, 5xx
+and network faults, GitHub rate limits, a mirror that could not be fetched.
+
+The steps, and the GitHub requests they make (six in all when a review is posted, for
+a PR of any size, seven once GitNeural reviewed it before; the token is minted once an
+hour):
+
+1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``;
+2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
+   automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
+3. fetch base, head and default branch into the mirror by git; settings from the
+   default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
+4. check run ``in_progress`` (1); review the change with K3; before posting,
+   ``still_current`` and a fresh read of the PR (1): closed or moved on, nothing posted;
+5. what the PR's earlier threads say (:mod:`bot.usecases.review.memory`: 1 GraphQL query per 100
+   threads, after an earlier review only): dismissed findings held back, fixed ones'
+   threads resolved, the gate counting every finding still standing;
+6. post the review (1) and complete the check run (1 per 50 annotations).
+
+Failures that are not transient complete the check run with a one-line reason (and,
+for an exhausted model quota, leave one PR comment saying so): status ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.domain.results import ReviewResult
+from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
+from bot.gh.checks import PAUSED_TITLE
+from bot.gh.mirrors.cache import MirrorNotFoundError
+from bot.gh.post import post_issue_comment, post_review
+from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
+from bot.jobs import ReviewJob
+from bot.text import one_line
+from bot.usecases.context import WorkerContext
+from bot.usecases.errors import TransientJobError
+from bot.usecases.eyes import add_eyes_reaction
+from bot.usecases.pull_change import PullChange
+from bot.usecases.review.check_run import JobCheck
+from bot.usecases.review.memory import recall
+from bot.usecases.review.publish import Publication, check_output, publish
+from bot.usecases.review.steps import (
+    QUOTA_MARKER,
+    fetch_mirror,
+    pull_change,
+    quota_notice_due,
+    review_change,
+    settings_gate,
+)
+from bot.usecases.spend import budget_check, tell_budget_spent
+
+__all__ = [
+    "JobOutcome",
+    "TransientJobError",
+    "WorkerContext",
+    "add_eyes_reaction",
+    "run_review_job",
+]
+
+log = logging.getLogger("gitneural.worker")
+
+Status = Literal["posted", "nothing-new", "skipped", "budget", "superseded", "gone", "failed"]
+AUTOMATIC = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
+#: Triggers that review only what changed since the last review (unless ``full``).
+INCREMENTAL = frozenset({"synchronize", "command"})
+QUOTA_NOTICE = (
+    "GitNeural could not review this pull request: the model API's quota is exhausted. "
+    "The App's operator needs to top up the Moonshot account; comment `/review` "
+    "afterwards to ask again.\n\n" + QUOTA_MARKER
+)
+
+
+@dataclass
+class JobOutcome:
+    status: Status
+    review_id: int | None = None
+    detail: str = ""
+    #: What an entrance that shows the review needs (the Action, ``review --pr --post``):
+    #: the review made, what was posted, and GitNeural's earlier review when one was found.
+    result: ReviewResult | None = None
+    pull_change: PullChange | None = None
+    publication: Publication | None = None
+    review_url: str = ""
+    found: PostedReview | None = None
+    #: Why a ``failed`` job failed.
+    error: GitNeuralError | None = None
+
+
+def run_review_job(
+    job: ReviewJob,
+    ctx: WorkerContext,
+    *,
+    still_current: Callable[[str], bool] = lambda head_sha: True,
+    redelivered: bool = False,
+) -> JobOutcome:
+    """Review ``job``'s pull request and post the result.
+
+    ``redelivered``: the broker handed this job out before (its worker died), so a check
+    run it left in progress is carried on rather than a second one started.
+    """
+    run = _JobRun(job, ctx, still_current, redelivered)
+    try:
+        outcome = run.run()
+    except GitNeuralError as exc:
+        if exc.transient:
+            run.check.close("neutral", PAUSED_TITLE, f"Paused: {exc}")
+            log.warning("%s: transient failure, retried later: %s", run.name, exc)
+            raise TransientJobError(str(exc), exc.retry_after) from exc
+        outcome = run.fail(exc)
+    except Exception as exc:
+        # The job's one outer boundary: whatever stopped it (a time limit, a shutdown that
+        # requeues the job, a bug), the check run must not stay "in progress" forever.
+        # The error propagates to the task, which knows what it means.
+        run.check.close(
+            "cancelled", "GitNeural stopped", f"The review stopped ({type(exc).__name__})."
+        )
+        raise
+    log.info("%s: %s %s", run.name, outcome.status, outcome.detail)
+    return outcome
+
+
+class _JobRun:
+    def __init__(
+        self,
+        job: ReviewJob,
+        ctx: WorkerContext,
+        still_current: Callable[[str], bool],
+        redelivered: bool = False,
+    ) -> None:
+        self.job, self.ctx, self.still_current = job, ctx, still_current
+        self.gh = ctx.github(job.installation_id)
+        self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
+        self.pull: PullInfo | None = None
+        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered)
+        self.earlier: list[PostedReview] = []
+
+    def _forget_token(self) -> None:
+        self.ctx.forget_token(self.job.installation_id)
+
+    def _reviews(self) -> list[PostedReview]:
+        job = self.job
+        return gitneural_reviews(
+            self.gh, job.repo, job.pr_number, self.ctx.login(), on_401=self._forget_token
+        )
+
+    def run(self) -> JobOutcome:
+        job = self.job
+        pull = read_pull(self.gh, job.repo, job.pr_number, on_401=self._forget_token)
+        if pull is None or not pull.open:
+            return JobOutcome("gone", detail="the pull request is closed or gone")
+        if job.head_sha is not None and job.head_sha != pull.head_sha:
+            return JobOutcome("superseded", detail=f"the head is now {pull.head_sha[:12]}")
+        self.pull = pull
+        self.earlier = self._reviews()
+        done = self._already_done(pull.head_sha)
+        if done is not None:
+            return done
+        # Held until the review is posted: the mirror cache's cap never evicts it meanwhile.
+        with self.ctx.mirrors.lease(job.installation_id, pull.clone_url):
+            return self._review(pull)
+
+    def _review(self, pull: PullInfo) -> JobOutcome:
+        job = self.job
+        try:
+            mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)
+        except MirrorNotFoundError as exc:
+            return JobOutcome("gone", detail=str(exc))
+        if mirror.get(pull.head_sha) is None:
+            # Pushed to between the API read and the fetch: that push has its own job.
+            return JobOutcome("superseded", detail="the head moved while it was fetched")
+        gate = settings_gate(job, pull, mirror, refs, self.ctx.config_path)
+        if isinstance(gate, str):
+            return JobOutcome("skipped", detail=gate)
+        last = self.earlier[-1].marker.head if self.earlier else None
+        incremental = job.trigger in INCREMENTAL and not job.full
+        pc, refused = budget_check(
+            self.ctx, job, gate, lambda: pull_change(mirror, pull, refs, last, incremental)
+        )
+        if refused is not None:
+            note = tell_budget_spent(self.ctx, job, self.check, pull.head_sha, refused)
+            return JobOutcome("budget", detail=note)
+        self.check.start(pull.head_sha)
+        pc, result = review_change(
+            self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc
+        )
+        if result is None:
+            # The push may still have fixed earlier findings (a file back as it was).
+            memory = recall(self.ctx, self.gh, pull, read_threads=True, on_401=self._forget_token)
+            since = (pc.since or "")[:12]
+            conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
+            summary = f"No file of this PR changed since `{since}`.{still}"
+            self.check.close(conclusion, "Nothing new to review", summary)
+            return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
+        stop = self._moved_on(pull.head_sha)
+        if stop is not None:
+            return stop
+        memory = recall(
+            self.ctx, self.gh, pull, read_threads=bool(self.earlier), on_401=self._forget_token
+        )
+        pub = publish(
+            result,
+            pc,
+            head_sha=pull.head_sha,
+            trigger=job.trigger,
+            delivery=job.delivery_id,
+            web_url=pull.web_url,
+            posted_fingerprints={fp for r in self.earlier for fp in r.marker.fingerprints},
+            settings=gate.github,
+            dismissed=memory.dismissed,
+            still_open=memory.settle(result.findings, mirror),
+        )
+        memory.record(pub.inline + pub.listed + pub.repeated)
+        posted = post_review(
+            lazy_repo(self.gh, job.repo),
+            job.pr_number,
+            pub.draft,
+            already_posted=lambda: self._find_posted(pull.head_sha),
+            on_401=self._forget_token,
+        )
+        url = f"{pull.web_url}/pull/{job.pr_number}#pullrequestreview-{posted.review_id}"
+        self.check.complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
+        moved = " (inline comments moved into the body after a 422)" if posted.moved_inline else ""
+        detail = f"{len(pub.inline)} inline, {len(pub.listed)} in the body{moved}"
+        return JobOutcome("posted", posted.review_id, detail, result, pc, pub, url)
+
+    def _already_done(self, head_sha: str) -> JobOutcome | None:
+        for review in reversed(self.earlier):
+            marker = review.marker
+            same_job = marker.delivery == self.job.delivery_id
+            if not same_job and (self.job.trigger not in AUTOMATIC or marker.head != head_sha):
+                continue
+            if same_job or marker.trigger == self.job.trigger:
+                paused_by = self.job.delivery_id if same_job else None
+                self.check.finish_stale(marker.head, marker.conclusion, review, paused_by)
+                return JobOutcome("posted", review.id, "already posted", found=review)
+            detail = f"{head_sha[:12]} was already reviewed ({marker.trigger})"
+            return JobOutcome("nothing-new", review.id, detail, found=review)
+        return None
+
+    def _moved_on(self, head_sha: str) -> JobOutcome | None:
+        """Whether the PR was closed or pushed to while the model was reviewing."""
+        if not self.still_current(head_sha):
+            self.check.close("cancelled", "Superseded", "A newer commit is queued for review.")
+            return JobOutcome("superseded", detail="a newer head was queued")
+        now = read_pull(self.gh, self.job.repo, self.job.pr_number, on_401=self._forget_token)
+        if now is None or not now.open:
+            self.check.close("cancelled", "Pull request closed", "Closed while it was reviewed.")
+            return JobOutcome("gone", detail="closed while it was reviewed")
+        if now.head_sha != head_sha:
+            self.check.close("cancelled", "Superseded", f"The head moved to `{now.head_sha[:12]}`.")
+            return JobOutcome("superseded", detail=f"the head moved to {now.head_sha[:12]}")
+        return None
+
+    def _find_posted(self, head_sha: str) -> int | None:
+        for review in self._reviews():
+            if review.marker.delivery == self.job.delivery_id and review.marker.head == head_sha:
+                return review.id
+        return None
+
+    def fail(self, exc: GitNeuralError) -> JobOutcome:
+        """A failure that retrying will not fix: say so on the check run."""
+        reason = one_line(str(exc)) or type(exc).__name__
+        log.warning("%s: failed: %s", self.name, reason)
+        if self.pull is not None:
+            self.check.start_for_failure(self.pull.head_sha)
+        head = f"`{self.pull.head_sha[:12]}`" if self.pull is not None else "this change"
+        self.check.close(
+            "failure",
+            "GitNeural could not review this change",
+            f"The review of {head} failed: {reason}",
+        )
+        if isinstance(exc, ModelQuotaError) and self.pull is not None:
+            self._quota_notice()
+        return JobOutcome("failed", detail=reason, error=exc)
+
+    def _quota_notice(self) -> None:
+        try:
+            if quota_notice_due(self.gh, self.job, self.ctx.login(), self.earlier):
+                post_issue_comment(self.gh, self.job.repo, self.job.pr_number, QUOTA_NOTICE)
+        except GitHubError as exc:
+            log.warning("%s: could not post the quota notice: %s", self.name, exc)

@@ -1,0 +1,183 @@
+"""The git and model steps of a review job: fetching the PR into the mirror, the
+repository's settings from its default branch, its learnings from the store, and running
+the review core."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import cast
+
+import github
+import pygit2
+
+from bot.config import Config, config_at, trusted_config
+from bot.domain.learnings import Learning
+from bot.domain.results import ReviewResult
+from bot.effort import Effort
+from bot.errors import StoreError
+from bot.gh.api.errors import github_errors
+from bot.gh.mirrors.cache import MirrorAuthError
+from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
+from bot.git.repo import TreeSnapshot, resolve_commit
+from bot.jobs import ReviewJob
+from bot.llm.client import K3Client
+from bot.review import review
+from bot.store.learnings import active_learnings
+from bot.usecases.context import WorkerContext
+from bot.usecases.errors import TransientJobError
+from bot.usecases.pull_change import MirrorRefs, PullChange, build_change
+from bot.usecases.spend import usage_recorder
+
+QUOTA_MARKER = "<!-- gitneural:notice quota -->"
+
+
+def fetch_mirror(
+    ctx: WorkerContext, installation_id: int, pull: PullInfo, *, default_only: bool = False
+) -> tuple[pygit2.Repository, MirrorRefs]:
+    """Bring the PR's head, its base and the default branch into the mirror, by git.
+
+    The clone URL is the base repository's, as the API reported it: ``refs/pull/N/head``
+    lives there even for a PR from a fork. A refused token is minted again, once. A
+    repository that already holds the commits (``ctx.local_code``) is read instead.
+    ``default_only``: only the trusted branch, for its settings (a merged PR's base
+    branch may be gone).
+    """
+    if ctx.local_code is not None:
+        local = ctx.local_code(pull)
+        if local is not None:
+            return local
+    trusted = pull.base_ref if ctx.settings_from_base else pull.default_branch
+    refs = MirrorRefs(
+        head=f"refs/pull/{pull.number}/head",
+        base=f"refs/heads/{pull.base_ref}",
+        default=f"refs/heads/{trusted}",
+    )
+    wanted = list(dict.fromkeys([refs.head, refs.base, refs.default]))
+    if default_only:
+        wanted = [refs.default]
+    for attempt in (1, 2):
+        try:
+            mirror = ctx.mirrors.fetch(
+                installation_id=installation_id,
+                clone_url=pull.clone_url,
+                token=ctx.tokens.get(installation_id),
+                api_url=ctx.api_url,
+                refs=wanted,
+            )
+            return mirror, refs
+        except MirrorAuthError:
+            ctx.forget_token(installation_id)
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def settings_gate(
+    job: ReviewJob,
+    pull: PullInfo,
+    mirror: pygit2.Repository,
+    refs: MirrorRefs,
+    config_path: str | None = None,
+) -> Config | str:
+    """The repository's settings (from the trusted branch), or why the job is skipped."""
+    trusted = TreeSnapshot(mirror, resolve_commit(mirror, refs.default))
+    config = trusted_config(trusted) if config_path is None else config_at(trusted, config_path)
+    settings = config.github
+    if job.trigger == "command":
+        association = job.author_association
+        if association is not None and association not in settings.allowed_associations:
+            return f"/review by {association} is not allowed (github.allowed_associations)"
+        return config
+    if not settings.auto_review:
+        return "automatic reviews are off (github.auto_review = false)"
+    if pull.draft and not settings.review_drafts:
+        return "draft pull request (github.review_drafts = false)"
+    return config
+
+
+def review_change(
+    ctx: WorkerContext,
+    job: ReviewJob,
+    pull: PullInfo,
+    mirror: pygit2.Repository,
+    refs: MirrorRefs,
+    config: Config,
+    last_reviewed: str | None,
+    incremental: bool,
+    *,
+    pc: PullChange | None = None,
+) -> tuple[PullChange, ReviewResult | None]:
+    """Review the PR (or what changed since ``last_reviewed``) with K3; no result when an
+    incremental review finds nothing changed in the PR's files. ``pc``: the change, if
+    it was built already (for the budget's estimate)."""
+    if pc is None:
+        pc = pull_change(mirror, pull, refs, last_reviewed, incremental)
+    if pc.since is not None and not pc.change.diff.files:
+        return pc, None
+    effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
+    settings = dataclasses.replace(ctx.llm, effort=effort)
+    deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
+    client = K3Client(settings, on_usage=usage_recorder(ctx, job, "review"))
+    result = review(
+        pc.change,
+        config,
+        client,
+        deadline=deadline,
+        changed_last=pc.changed_last,
+        on_progress=ctx.on_progress,
+        learnings=repository_learnings(ctx, pull),
+    )
+    return pc, result
+
+
+def repository_learnings(ctx: WorkerContext, pull: PullInfo) -> list[Learning]:
+    """The rules taught with ``/learn`` for the PR's repository; none for a run with a
+    token given to GitNeural (the Action, ``review --pr``), which has no App's store.
+    A store out of reach is a transient fault: a review without them would repeat what
+    the team asked GitNeural not to say."""
+    if ctx.creds is None:
+        return []
+    try:
+        return active_learnings(ctx.ensure_store(), pull.repo_id)
+    except StoreError as exc:
+        raise TransientJobError(str(exc)) from exc
+
+
+def pull_change(
+    mirror: pygit2.Repository,
+    pull: PullInfo,
+    refs: MirrorRefs,
+    last_reviewed: str | None,
+    incremental: bool,
+) -> PullChange:
+    """The change a review of ``pull`` looks at: the whole PR, or what changed since
+    ``last_reviewed``."""
+    return build_change(
+        mirror,
+        pull,
+        base_ref=refs.base,
+        default_ref=refs.default,
+        last_reviewed=last_reviewed,
+        incremental=incremental,
+    )
+
+
+def quota_notice_due(
+    gh: github.Github, job: ReviewJob, bot_login: str | None, earlier: list[PostedReview]
+) -> bool:
+    """Whether to tell the PR the quota is exhausted: not if GitNeural already said so
+    since its last review (every push would otherwise add one more comment)."""
+    since = earlier[-1].submitted_at if earlier else None
+    with github_errors("reading the PR's comments"):
+        issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
+        comments = issue.get_comments(since=since) if since else issue.get_comments()
+        for comment in comments:
+            data = comment.raw_data
+            if since is not None and comment.created_at < since:
+                continue
+            if by_gitneural(data.get("user"), bot_login) and QUOTA_MARKER in (
+                data.get("body") or ""
+            ):
+                return False
+    return True

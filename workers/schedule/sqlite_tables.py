@@ -1,0 +1,155 @@
+"""The plumbing of the review schedule in SQLite (:mod:`workers.schedule.sqlite_store`): the
+tables, one ``BEGIN IMMEDIATE`` transaction per operation, counters, and the reads every
+operation shares."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from workers.schedule.types import (
+    Claim,
+    QueuedJob,
+    ScheduleError,
+    default_limit,
+)
+from workers.state.sqlite import connect
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, blob TEXT NOT NULL, "
+    "inst TEXT NOT NULL, lane TEXT NOT NULL, home TEXT, faults INTEGER NOT NULL, "
+    "resume INTEGER NOT NULL, recoveries INTEGER NOT NULL, state TEXT NOT NULL, "
+    "pos INTEGER NOT NULL, ready_at REAL, owner TEXT, host TEXT, expires REAL)",
+    "CREATE INDEX IF NOT EXISTS jobs_line ON jobs (state, inst, lane, pos)",
+    "CREATE TABLE IF NOT EXISTS turns (inst TEXT PRIMARY KEY, served INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS workers "
+    "(id TEXT PRIMARY KEY, host TEXT NOT NULL, slots INTEGER NOT NULL, expires REAL NOT NULL)",
+)
+
+
+class SQLiteLines:
+    """One SQLite file of jobs, lines and workers; the operations are the subclass's."""
+
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+        self._local = threading.local()
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            conn = connect(self.path)
+            for statement in _TABLES:
+                conn.execute(statement)
+            local.conn, local.pid = conn, os.getpid()
+        conn_: sqlite3.Connection = local.conn
+        return conn_
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise ScheduleError(
+                f"review schedule {self.path} failed ({exc}): check the disk and "
+                "GITNEURAL_DATA_DIR, or use Redis with GITNEURAL_STATE_URL"
+            ) from None
+
+    @staticmethod
+    def _counter(conn: sqlite3.Connection, name: str, step: float = 0) -> float:
+        row = conn.execute(
+            "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) "
+            "DO UPDATE SET value = value + excluded.value RETURNING value",
+            (name, step),
+        ).fetchone()
+        return float(row[0])
+
+    @staticmethod
+    def _set(conn: sqlite3.Connection, name: str, value: float) -> None:
+        conn.execute(
+            "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) "
+            "DO UPDATE SET value = excluded.value",
+            (name, value),
+        )
+
+    def _front(self, conn: sqlite3.Connection) -> int:
+        return -int(self._counter(conn, "pos", 1))
+
+    @staticmethod
+    def _entry(row: tuple[object, ...]) -> QueuedJob:
+        id_, blob, inst, lane, home, faults, resume, recoveries = row
+        fields = {
+            "inst": str(inst),
+            "lane": str(lane),
+            "home": str(home or ""),
+            "faults": str(faults),
+            "resume": "1" if resume else "0",
+            "recoveries": str(recoveries),
+        }
+        return QueuedJob.from_parts(str(id_), str(blob), fields)
+
+    def _live_slots(self, conn: sqlite3.Connection, now: float) -> int:
+        conn.execute("DELETE FROM workers WHERE expires <= ?", (now,))
+        return int(conn.execute("SELECT COALESCE(SUM(slots), 0) FROM workers").fetchone()[0])
+
+    def _limit(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
+        return limit if limit > 0 else default_limit(self._live_slots(conn, now))
+
+    def _running(self, conn: sqlite3.Connection, inst: str) -> int:
+        sql = "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND inst = ?"
+        return int(conn.execute(sql, (inst,)).fetchone()[0])
+
+    def _turn_order(self, conn: sqlite3.Connection) -> list[str]:
+        rows = conn.execute(
+            "SELECT t.inst FROM turns t WHERE EXISTS (SELECT 1 FROM jobs j WHERE "
+            "j.state = 'pending' AND j.inst = t.inst) ORDER BY t.served, t.inst"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def _ready(self, conn: sqlite3.Connection, id_: str, *, front: bool) -> None:
+        """Make a job pending again (``front``: ahead of its lane) and give its
+        installation a turn record."""
+        pos = self._front(conn) if front else int(self._counter(conn, "pos", 1))
+        conn.execute(
+            "UPDATE jobs SET state = 'pending', pos = ?, ready_at = NULL, owner = NULL, "
+            "host = NULL, expires = NULL WHERE id = ?",
+            (pos, id_),
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO turns (inst, served) SELECT inst, 0 FROM jobs WHERE id = ?",
+            (id_,),
+        )
+
+    def _orphan_turn(self, conn: sqlite3.Connection) -> bool:
+        """A place came free: give a dropped turn out again if any job waits."""
+        if self._counter(conn, "orphans") <= 0:
+            return False
+        if conn.execute("SELECT 1 FROM jobs WHERE state = 'pending' LIMIT 1").fetchone() is None:
+            self._set(conn, "orphans", 0)
+            return False
+        self._counter(conn, "orphans", -1)
+        return True
+
+    def _owned(self, conn: sqlite3.Connection, claim: Claim) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND owner = ?",
+            (claim.entry.id, claim.owner),
+        ).fetchone()
+        return row is not None
+
+    # -- the schedule ----------------------------------------------------------------
