@@ -236,16 +236,7 @@ def review(
     model_findings: list[Finding] = []
     coverage = plan.coverage
     if plan.groups:
-        limit = started + config.agent.max_seconds
-        until = min(limit, deadline) if deadline is not None else limit
-        budget = LoopBudget(
-            max_turns=config.agent.max_turns,
-            max_tool_calls=config.agent.max_tool_calls,
-            max_tokens=config.agent.max_tokens,
-            deadline=until,
-            # A short budget (the hook's) cannot keep 30 s back for the last turn.
-            reserve_s=min(30.0, max(0.0, until - started) / 4),
-        )
+        budget = LoopBudget.for_agent(config.agent, deadline)
         outcome = review_groups(
             client,
             plan.groups,

@@ -46,3 +46,11 @@ def sent_by_bot(payload: Payload, settings: WebSettings) -> str | None:
     if p.text(payload, "sender.type") == "Bot":
         return "sent by a bot"
     return None
+
+
+def without_installation(payload: Payload) -> Decision | None:
+    """A job needs the App's installation to mint its token: a delivery without one did
+    not come from the App (a repository or organisation webhook) and is ignored."""
+    if p.has(payload, "installation"):
+        return None
+    return ignore(payload, "no installation: deliveries must come from the GitHub App")

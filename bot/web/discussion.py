@@ -22,7 +22,7 @@ from bot.jobs import ConversationJob
 from bot.learn_command import learning_command
 from bot.text import loggable
 from bot.web import payload as p
-from bot.web.decisions import Decision, ignore, sent_by_bot
+from bot.web.decisions import Decision, ignore, sent_by_bot, without_installation
 from bot.web.payload import Payload
 from bot.web.settings import WebSettings
 
@@ -32,8 +32,8 @@ def _refused(payload: Payload, settings: WebSettings, what: str, number: int) ->
     association = p.text(payload, "comment.author_association")
     if association not in settings.allowed_associations:
         return ignore(payload, f"{what} by {loggable(association)} is not answered", number)
-    if not p.has(payload, "installation"):
-        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    if refused := without_installation(payload):
+        return refused
     return None
 
 
@@ -116,8 +116,8 @@ def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) 
     first = comments[0] if isinstance(comments, list) and comments else None
     if not isinstance(first, dict):
         return ignore(payload, "a resolved thread without comments", number)
-    if not p.has(payload, "installation"):
-        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    if refused := without_installation(payload):
+        return refused
     repo = p.text(payload, "repository.full_name")
     job = ConversationJob(
         installation_id=p.ident(payload, "installation.id"),

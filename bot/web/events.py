@@ -14,7 +14,7 @@ from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import CommandError, parse_review_command
-from bot.web.decisions import Decision, ignore, sent_by_bot
+from bot.web.decisions import Decision, ignore, sent_by_bot, without_installation
 from bot.web.discussion import (
     ask_decision,
     learning_decision,
@@ -65,8 +65,8 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
         return ignore(payload, bot, number)
     if p.flag(payload, "pull_request.draft") and not settings.review_drafts:
         return ignore(payload, "draft pull request (GITNEURAL_REVIEW_DRAFTS is off)", number)
-    if not p.has(payload, "installation"):
-        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    if refused := without_installation(payload):
+        return refused
     repo = p.text(payload, "repository.full_name")
     job = ReviewJob(
         installation_id=p.ident(payload, "installation.id"),
@@ -107,8 +107,8 @@ def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) 
         return ignore(payload, f"/review by {loggable(association)} is not allowed", number)
     if p.optional_text(payload, "issue.state") == "closed":
         return ignore(payload, "pull request is closed", number)
-    if not p.has(payload, "installation"):
-        return ignore(payload, "no installation: deliveries must come from the GitHub App")
+    if refused := without_installation(payload):
+        return refused
     repo = p.text(payload, "repository.full_name")
     job = ReviewJob(
         installation_id=p.ident(payload, "installation.id"),

@@ -32,6 +32,7 @@ from bot.usecases.discussion.dispatch import give_up, run_conversation_job
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp import time_limits as limits
 from workers.celeryapp.backoff import backoff_delay
+from workers.celeryapp.outcomes import tell_end
 from workers.celeryapp.runtime import Runtime
 from workers.celeryapp.task_names import CONVERSATION_TASK
 from workers.celeryapp.time_limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
@@ -52,17 +53,8 @@ def describe(job: ConversationJob) -> str:
 
 
 def _report(job: ConversationJob | None, status: str, answer: int | None, detail: str) -> Result:
-    level = logging.ERROR if status == "failed" else logging.INFO
     where = describe(job) if job is not None else "job=invalid"
-    log.log(
-        level,
-        "conversation job %s outcome=%s answer=%s detail=%r",
-        where,
-        status,
-        answer or "-",
-        detail[:300],
-    )
-    job_ledger.job_ended(_kind(job), job, status, detail)
+    tell_end("conversation", _kind(job), job, where, status, ("answer", answer), detail)
     return {"status": status, "answer": answer, "detail": detail}
 
 

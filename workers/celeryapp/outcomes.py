@@ -1,12 +1,13 @@
-"""How a review job's end is told: one log line ``review job … outcome=<status>`` per job
-(tests, benchmarks and operators read it), and the task's small result."""
+"""How a job's end is told: one log line ``review job … outcome=<status>`` (or
+``conversation job …``) per job, which tests, benchmarks and operators read, counted in the
+ledger; and the review task's small result."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.text import loggable
 from workers.celeryapp import ledger as job_ledger
 
@@ -23,16 +24,33 @@ def describe(job: ReviewJob) -> str:
     )
 
 
-def report(job: ReviewJob | None, status: str, review_id: int | None, detail: str) -> Result:
+def tell_end(
+    line: str,
+    kind: str,
+    job: ReviewJob | ConversationJob | None,
+    where: str,
+    status: str,
+    posted: tuple[str, int | None],
+    detail: str,
+) -> None:
+    """The one outcome line of a job (``line``: ``review`` or ``conversation``), and its
+    count under ``kind``; ``posted`` names what it posted (``review``, ``answer``) and its id."""
     level = logging.ERROR if status == "failed" else logging.INFO
-    where = describe(job) if job is not None else "job=invalid"
+    label, posted_id = posted
     log.log(
         level,
-        "review job %s outcome=%s review=%s detail=%r",
+        "%s job %s outcome=%s %s=%s detail=%r",
+        line,
         where,
         status,
-        review_id or "-",
+        label,
+        posted_id or "-",
         detail[:300],
     )
-    job_ledger.job_ended("review", job, status, detail)
+    job_ledger.job_ended(kind, job, status, detail)
+
+
+def report(job: ReviewJob | None, status: str, review_id: int | None, detail: str) -> Result:
+    where = describe(job) if job is not None else "job=invalid"
+    tell_end("review", "review", job, where, status, ("review", review_id), detail)
     return {"status": status, "review_id": review_id, "detail": detail}

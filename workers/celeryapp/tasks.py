@@ -24,7 +24,7 @@ from bot.usecases.review import run as jobrun
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp.backoff import backoff_delay
 from workers.celeryapp.discussion_task import register_conversation_task
-from workers.celeryapp.outcomes import Result, describe, report
+from workers.celeryapp.outcomes import Result, describe
 from workers.celeryapp.runtime import Runtime
 from workers.celeryapp.task_names import EYES_TASK, REVIEW_TASK
 from workers.schedule.sweeper import watch_review_workers
@@ -40,8 +40,6 @@ log = logging.getLogger("gitneural.worker")
 EYES_SOFT_LIMIT: Final = 60.0
 EYES_HARD_LIMIT: Final = 90.0
 EYES_MAX_RETRIES: Final = 3
-#: Moved to :mod:`workers.celeryapp.outcomes` (shared with the review turns); tasks here use it.
-_report = report
 
 
 def register_tasks(app: Celery, settings: WorkerSettings) -> Runtime:

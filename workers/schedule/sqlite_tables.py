@@ -5,9 +5,7 @@ operation shares."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +16,7 @@ from workers.schedule.types import (
     ScheduleError,
     default_limit,
 )
-from workers.state.sqlite import connect
+from workers.state.sqlite import ThreadConnections
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, blob TEXT NOT NULL, "
@@ -39,19 +37,12 @@ class SQLiteLines:
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
-        self._local = threading.local()
+        self._connections = ThreadConnections(path, _TABLES)
 
     # -- plumbing --------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
-        local = self._local
-        if getattr(local, "pid", None) != os.getpid():
-            conn = connect(self.path)
-            for statement in _TABLES:
-                conn.execute(statement)
-            local.conn, local.pid = conn, os.getpid()
-        conn_: sqlite3.Connection = local.conn
-        return conn_
+        return self._connections.get()
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -28,7 +27,7 @@ from bot.envvars import env_float, env_int
 from bot.errors import ConfigError, GitNeuralError
 from bot.llm.rate_limit import RequestBudget
 from workers.settings import WorkerSettings
-from workers.state.sqlite import connect
+from workers.state.sqlite import ThreadConnections
 
 #: Added to the window: a request we timed at the window's edge may reach the server a
 #: little sooner after the previous one than we measured (network jitter).
@@ -110,19 +109,16 @@ class SQLiteModelBudget:
     ) -> None:
         self.path, self.limit, self._clock = path, limit, clock
         self.description = limit.description
-        self._local = threading.local()
+        self._connections = ThreadConnections(
+            path,
+            (
+                "CREATE TABLE IF NOT EXISTS granted (id INTEGER PRIMARY KEY, at REAL NOT NULL, "
+                "tokens INTEGER NOT NULL)",
+            ),
+        )
 
     def _conn(self) -> sqlite3.Connection:
-        local = self._local
-        if getattr(local, "pid", None) != os.getpid():
-            conn = connect(self.path)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS granted (id INTEGER PRIMARY KEY, at REAL NOT NULL, "
-                "tokens INTEGER NOT NULL)"
-            )
-            local.conn, local.pid = conn, os.getpid()
-        conn_: sqlite3.Connection = local.conn
-        return conn_
+        return self._connections.get()
 
     def try_take(self, tokens: int) -> float:
         try:

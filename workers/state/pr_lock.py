@@ -15,12 +15,11 @@ Two records per PR, kept in Redis (shared by every host) or SQLite (one machine)
 from __future__ import annotations
 
 import logging
-import threading
-import time
 import uuid
 from typing import Protocol
 
 from workers.settings import WorkerSettings
+from workers.state.heartbeat import Heartbeat
 from workers.state.pr_records import HeadRecord, PRStateError, RedisPRState, SQLitePRState
 
 __all__ = [
@@ -91,46 +90,26 @@ class PRLock:
         #: The job's claim owner, so a sweep that puts the job of a dead worker back in
         #: line can also free its PR (:mod:`workers.schedule.sweeper`).
         self.owner = owner or uuid.uuid4().hex
-        self._stop = threading.Event()
-        self._lost = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._heartbeat = Heartbeat(
+            lambda: state.renew(key, self.owner, lease),
+            lease,
+            name=f"gitneural-lease-{key}",
+            what=f"the lock on {key}",
+            unreachable=PRStateError,
+        )
 
     @property
     def lost(self) -> bool:
-        return self._lost.is_set()
+        return self._heartbeat.lost
 
     def acquire(self) -> bool:
         if not self._state.acquire(self.key, self.owner, self._lease):
             return False
-        self._thread = threading.Thread(
-            target=self._heartbeat, name=f"gitneural-lease-{self.key}", daemon=True
-        )
-        self._thread.start()
+        self._heartbeat.start()
         return True
 
-    def _heartbeat(self) -> None:
-        renewed = time.monotonic()
-        while not self._stop.wait(self._lease / 3):
-            try:
-                if not self._state.renew(self.key, self.owner, self._lease):
-                    log.error("lock on %s was lost: this job will not post", self.key)
-                    self._lost.set()
-                    return
-                renewed = time.monotonic()
-            except PRStateError as exc:
-                log.warning("lock on %s not renewed: %s", self.key, exc)
-                if time.monotonic() - renewed >= self._lease:
-                    # Another job may hold it by now.
-                    self._lost.set()
-                    return
-
-    def _stop_heartbeat(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-
     def release(self) -> None:
-        self._stop_heartbeat()
+        self._heartbeat.stop()
         try:
             self._state.release(self.key, self.owner)
         except PRStateError as exc:
@@ -139,5 +118,5 @@ class PRLock:
 
     def abandon(self) -> None:
         """Give the PR up while the job may still be running (hard time limit)."""
-        self._lost.set()
+        self._heartbeat.mark_lost()
         self.release()

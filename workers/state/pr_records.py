@@ -8,9 +8,7 @@ number of threads and hosts agree without a lock of their own.
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bot.errors import GitNeuralError
-from workers.state.sqlite import connect
+from workers.state.sqlite import ThreadConnections
 
 #: Head records outlive any queued job by far; older ones are dropped.
 RECORD_SECONDS: Final = 30 * 24 * 3600
@@ -41,31 +39,30 @@ class HeadRecord:
     seq: int
 
 
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS heads (pr TEXT PRIMARY KEY, head TEXT, "
+    "head_seq INTEGER NOT NULL, seq INTEGER NOT NULL, updated REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS locks "
+    "(pr TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
+)
+
+
 class SQLitePRState:
     """For one machine: safe across threads and processes (WAL, single-statement upserts)."""
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
-        self._local = threading.local()
+        self._connections = ThreadConnections(path, _TABLES)
+        self._pruned = False
 
     def _conn(self) -> sqlite3.Connection:
-        # One connection per thread and per process (no sharing across threads or a fork).
-        local = self._local
-        if getattr(local, "pid", None) != os.getpid():
-            conn = connect(self.path)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS heads (pr TEXT PRIMARY KEY, head TEXT, "
-                "head_seq INTEGER NOT NULL, seq INTEGER NOT NULL, updated REAL NOT NULL)"
-            )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS locks "
-                "(pr TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)"
-            )
+        conn = self._connections.get()
+        if not self._pruned:
+            # Old heads go once per process: records of PRs long gone need no keeping.
             conn.execute("DELETE FROM heads WHERE updated < ?", (self._clock() - RECORD_SECONDS,))
-            local.conn, local.pid = conn, os.getpid()
-        conn_: sqlite3.Connection = local.conn
-        return conn_
+            self._pruned = True
+        return conn
 
     def _run(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         try:

@@ -3,8 +3,11 @@ survives processes opening a fresh file together (the embedded broker and PR sta
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
@@ -39,3 +42,26 @@ def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
     use_wal(conn)
     return conn
+
+
+class ThreadConnections:
+    """One connection per thread and per process to one file, its tables made on first use.
+
+    sqlite3 connections must not cross threads, and one inherited through a fork would
+    share the parent's locks: each thread of each process opens its own.
+    """
+
+    def __init__(self, path: Path, tables: Iterable[str] = ()) -> None:
+        self.path = path
+        self._tables = tuple(tables)
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            conn = connect(self.path)
+            for statement in self._tables:
+                conn.execute(statement)
+            local.conn, local.pid = conn, os.getpid()
+        conn_: sqlite3.Connection = local.conn
+        return conn_

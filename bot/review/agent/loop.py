@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from bot.config import AgentSettings
 from bot.errors import ModelOutputError, ModelTimeoutError
 from bot.llm.types import ModelClient, Progress, ToolCall
 from bot.review.agent.final import FinalTool, review_final
@@ -51,6 +52,23 @@ class LoopBudget:
     #: Seconds before the deadline kept for the final ``submit_review`` turn: the model
     #: is told to submit once less than this is left.
     reserve_s: float = 30.0
+
+    @classmethod
+    def for_agent(cls, agent: AgentSettings, deadline: float | None) -> LoopBudget:
+        """The repository's ``[agent]`` limits, ending at ``agent.max_seconds`` from now or
+        at ``deadline`` (``time.monotonic()``), whichever comes first."""
+        started = time.monotonic()
+        until = started + agent.max_seconds
+        if deadline is not None:
+            until = min(until, deadline)
+        return cls(
+            max_turns=agent.max_turns,
+            max_tool_calls=agent.max_tool_calls,
+            max_tokens=agent.max_tokens,
+            deadline=until,
+            # A short budget (the hook's) cannot keep 30 s back for the last turn.
+            reserve_s=min(30.0, max(0.0, until - started) / 4),
+        )
 
 
 @dataclass

@@ -50,15 +50,7 @@ def _run(
     tool_limits: ToolLimits | None,
 ) -> Answer:
     started = time.monotonic()
-    limit = started + config.agent.max_seconds
-    until = min(limit, deadline) if deadline is not None else limit
-    budget = LoopBudget(
-        max_turns=config.agent.max_turns,
-        max_tool_calls=config.agent.max_tool_calls,
-        max_tokens=config.agent.max_tokens,
-        deadline=until,
-        reserve_s=min(30.0, max(0.0, until - started) / 4),
-    )
+    budget = LoopBudget.for_agent(config.agent, deadline)
     tools = RepoTools(change.head, limits=tool_limits) if agentic and change.head else None
     submitted, stats = converse_until(
         final,
