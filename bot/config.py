@@ -69,7 +69,8 @@ class ReviewSettings:
     max_comments: int = 20
     #: ``gitneural review`` exits 1 when a finding is at least this severe.
     fail_on: SeverityName = "critical"
-    #: Extra ignore globs, added to the defaults unless ``default_ignores = false``.
+    #: Extra ignore globs (``["docs/*", "*.pb.py"]``), added to the defaults unless
+    #: ``default_ignores = false``.
     ignore: list[str] = field(default_factory=list)
     #: Skip lock files, vendored, minified and generated code (the default ignore globs).
     default_ignores: bool = True

@@ -47,8 +47,9 @@ class Section:
 
 
 @cache
-def _field_comments(cls: type[Any]) -> dict[str, str]:
-    """Field name -> its ``#:`` comment lines joined, read from ``cls``'s source."""
+def _class_text(cls: type[Any]) -> tuple[str, dict[str, str]]:
+    """``cls``'s own docstring (not the signature ``dataclass`` makes up when it has none),
+    and field name -> its ``#:`` comment lines joined, read from ``cls``'s source."""
     source = inspect.getsource(sys.modules[cls.__module__])
     lines = source.splitlines()
     for node in ast.walk(ast.parse(source)):
@@ -66,7 +67,7 @@ def _field_comments(cls: type[Any]) -> dict[str, str]:
             above.insert(0, lines[index].strip()[2:].strip())
             index -= 1
         comments[stmt.target.id] = " ".join(above)
-    return comments
+    return ast.get_docstring(node) or "", comments
 
 
 def _kind(hint: Any) -> str:
@@ -106,7 +107,7 @@ def sections(config: type[Any] = Config) -> list[Section]:
     for part in dataclasses.fields(config):
         cls = typing.get_type_hints(config)[part.name]
         hints = typing.get_type_hints(cls)
-        comments = _field_comments(cls)
+        docstring, comments = _class_text(cls)
         values = getattr(defaults, part.name)
         settings = tuple(
             Setting(
@@ -118,7 +119,7 @@ def sections(config: type[Any] = Config) -> list[Section]:
             )
             for f in dataclasses.fields(cls)
         )
-        found.append(Section(part.name, inspect.cleandoc(cls.__doc__ or ""), settings))
+        found.append(Section(part.name, docstring, settings))
     return found
 
 
