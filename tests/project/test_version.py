@@ -30,7 +30,7 @@ REFERENCES = (
 
 def _documents() -> list[Path]:
     found = [ROOT / name for name in MUST_NAME_IT]
-    found += sorted((ROOT / "docs").glob("*.md")) + [ROOT / "CONTRIBUTING.md"]
+    found += [*sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md"]
     return sorted(set(found))
 
 
@@ -60,4 +60,5 @@ def test_every_example_names_the_version() -> None:
 def test_the_changelog_has_the_version() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
     assert "## [Unreleased]" in changelog
-    assert re.search(rf"^## \[{re.escape(bot.__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M)
+    heading = rf"^## \[{re.escape(bot.__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$"
+    assert re.search(heading, changelog, re.MULTILINE)
