@@ -18,6 +18,7 @@ import dataclasses
 import inspect
 import json
 import sys
+import textwrap
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -166,7 +167,8 @@ def render_toml(found: Sequence[Section]) -> str:
     for part in found:
         lines = [f"[{part.name}]"]
         for s in part.settings:
-            lines.append(f"# {_markdown(s.description)}")
+            # Wrapped to fit a narrow page or editor beside the key it describes.
+            lines += [f"# {line}" for line in textwrap.wrap(_markdown(s.description), 86)]
             lines.append(f"{s.name} = {s.default}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
