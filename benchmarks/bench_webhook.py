@@ -235,7 +235,7 @@ def run(quick: bool = False) -> list[Row]:
     settings = SETTINGS[:1] if quick else SETTINGS
     rate = 100.0 if quick else TARGET_RATE
     results = [measure(s, None, quick) for s in settings]
-    # The budgets are judged on what the README documents: gitneural serve's setting.
+    # The budgets are judged on what the docs recommend: gitneural serve's setting.
     # The other settings are shown for comparison.
     best = results[0]
     rows = _rows(best, "SQLite", rate)

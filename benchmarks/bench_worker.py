@@ -10,7 +10,7 @@ to the last outcome, after one warm-up review), the same as a share of the model
 ideal (``concurrency`` reviews every model answer: what is left is GitNeural's own work,
 git and GitHub), and the memory the worker holds at its peak and between reviews: RSS
 summed over its processes, and PSS (shared pages counted once, so prefork's children are
-not over-counted). The README recommends the thread pool (the default); prefork with the
+not over-counted). The docs recommend the thread pool (the default); prefork with the
 same concurrency is measured for comparison. No budget: the issues name none here.
 """
 

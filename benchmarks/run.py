@@ -3,10 +3,11 @@
 Every ``benchmarks/bench_*.py`` runs in a process of its own, one after the other (so
 they do not disturb each other's timings, and a module that crashes or hangs becomes a
 failed row instead of ending the table). The table is also written to
-``benchmarks/results/latest.json`` and ``latest.md`` for the README, with the corpus the
-run measured on (:mod:`benchmarks.corpus_files`: the standard library of the running
-Python, named by a hash of its files, the same whatever else is installed) and the
-Python version it depends on.
+``benchmarks/results/latest.json`` and ``latest.md`` (``python -m benchmarks.publish``
+puts it in ``docs/performance.md``), with the corpus the run measured on
+(:mod:`benchmarks.corpus_files`: the standard library of the running Python, named by a
+hash of its files, the same whatever else is installed) and the Python version it
+depends on.
 
 Exit status: 0 when every budget holds, 1 when one fails or a module fails to run (with
 ``--no-fail``: 0 anyway), 2 for a usage error. ``--quick`` runs tiny sizes to check that
@@ -142,17 +143,22 @@ def write_results(
     data = {**meta, "rows": [{"module": name, **r} for name, r in results]}
     json_path = directory / "latest.json"
     json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    m = meta["machine"]
-    c = meta["corpus"]
+    md_path = directory / "latest.md"
+    md_path.write_text(results_markdown(data) + "\n", "utf-8")
+    return json_path, md_path
+
+
+def results_markdown(data: dict[str, Any]) -> str:
+    """A run's header line and table, as ``latest.md`` and ``docs/performance.md`` show it."""
+    m = data["machine"]
+    c = data["corpus"]
     header = (
-        f"GitNeural benchmarks, {meta['finished']} at commit {meta['commit']}"
-        f"{' (quick mode)' if meta['quick'] else ''}: {m['cpus']} CPUs, Python {m['python']}, "
+        f"GitNeural benchmarks, {data['finished']} at commit {data['commit']}"
+        f"{' (quick mode)' if data['quick'] else ''}: {m['cpus']} CPUs, Python {m['python']}, "
         f"load average {m['load_average_1m']} at the start; corpus: {c['files']} files of "
         f"the standard library of {c['python']}, sha256 {c['sha256']}."
     )
-    md_path = directory / "latest.md"
-    md_path.write_text(header + "\n\n" + markdown_table([r for _, r in results]) + "\n", "utf-8")
-    return json_path, md_path
+    return header + "\n\n" + markdown_table(data["rows"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -61,14 +61,18 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 
 @dataclass
 class ReviewSettings:
+    """What a review reads, what it sends to K3, and how much it reports."""
+
     #: Reasoning effort for reviews started by the App and ``gitneural review``.
     effort: Effort = "max"
     #: At most this many findings are posted; the most severe are kept.
     max_comments: int = 20
     #: ``gitneural review`` exits 1 when a finding is at least this severe.
     fail_on: SeverityName = "critical"
-    #: Extra ignore globs, added to the defaults unless ``default_ignores = false``.
+    #: Extra ignore globs (``["docs/*", "*.pb.py"]``), added to the defaults unless
+    #: ``default_ignores = false``.
     ignore: list[str] = field(default_factory=list)
+    #: Skip lock files, vendored, minified and generated code (the default ignore globs).
     default_ignores: bool = True
     #: Budget for one prompt (estimated tokens); what does not fit is listed as skipped.
     max_prompt_tokens: int = 200_000
@@ -76,6 +80,7 @@ class ReviewSettings:
     max_completion_tokens: int = 32_768
     #: Repository instructions read from the trusted revision, in this order.
     instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
+    #: Characters of those instructions kept, at most, all files together.
     instructions_max_chars: int = 12_000
     #: Grow each hunk to its enclosing function or class.
     expand_context: bool = True
@@ -89,11 +94,15 @@ class ReviewSettings:
 class AgentSettings:
     """Budget of the agentic review (K3 reading the repository with read-only tools)."""
 
+    #: Let K3 read the repository at ``high`` and ``max`` effort (``low`` is always one-shot).
     enabled: bool = True
+    #: Model requests in one review conversation, at most.
     max_turns: int = 8
+    #: Tool calls (``read_file``, ``search``, ``list_dir``, ``find_definition``), at most.
     max_tool_calls: int = 40
     #: Prompt plus completion tokens over the whole conversation.
     max_tokens: int = 600_000
+    #: Seconds the conversation may take; then K3 is told to submit.
     max_seconds: float = 900.0
     #: Groups of a large change reviewed at once.
     concurrency: int = 4
@@ -104,7 +113,11 @@ class AgentSettings:
 
 @dataclass
 class HookSettings:
+    """The pre-commit hook (``gitneural hook run``); its flags override these."""
+
+    #: The commit is refused when a finding is at least this severe.
     fail_on: SeverityName = "critical"
+    #: Reasoning effort of the hook's review: someone is waiting to commit.
     effort: Effort = "low"
     #: Seconds before the hook gives up on the model (and, unless strict, lets the commit pass).
     timeout: float = 60.0
@@ -114,15 +127,20 @@ class HookSettings:
 
 @dataclass
 class GitHubSettings:
+    """The GitHub App and the Action: a repository may narrow the deployment's gates,
+    never widen them."""
+
     #: Review pull requests when they are opened or pushed to.
     auto_review: bool = True
+    #: Review draft pull requests too.
     review_drafts: bool = False
-    #: ``author_association`` values allowed to ask for a review with ``/review``.
+    #: ``author_association`` values allowed to use ``/review``, reply, ``/ask`` and ``/learn``.
     allowed_associations: list[str] = field(
         default_factory=lambda: ["OWNER", "MEMBER", "COLLABORATOR"]
     )
     #: Check run conclusion: always ``neutral``, or ``failure`` at ``check_fail_on``.
     check_conclusion: CheckConclusion = "neutral"
+    #: With ``check_conclusion = "failure"``: the least severe finding that fails the check.
     check_fail_on: SeverityName = "critical"
 
 

@@ -1,1 +1,1 @@
-"""The GitHub Action: action.yml, `gitneural action`, the README workflow."""
+"""The GitHub Action: action.yml, `gitneural action`, the documented workflow."""

@@ -1,7 +1,7 @@
 """action.yml is a valid composite action whose inputs reach GitNeural as environment
-variables only; the README's workflow is ``docs/github-action-workflow.yml``, and it uses
-the action as action.yml defines it, with the permissions GitNeural needs and no step
-that could run a pull request's code."""
+variables only; the workflow ``docs/action.md`` shows is ``docs/github-action-workflow.yml``,
+and it uses the action as action.yml defines it, with the permissions GitNeural needs and
+no step that could run a pull request's code."""
 
 from __future__ import annotations
 
@@ -63,17 +63,16 @@ def test_action_yml_installs_itself_and_passes_inputs_as_environment() -> None:
     assert passed == {env: f"${{{{ inputs.{name} }}}}" for name, env in INPUT_ENV.items()}
 
 
-def readme_workflow() -> str:
-    """The first YAML block of the README's "The GitHub Action" section."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## The GitHub Action\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"^```yaml\n(.*?)^```$", section, re.DOTALL | re.MULTILINE)
-    assert match is not None, "no ```yaml block in the README's GitHub Action section"
+def documented_workflow() -> str:
+    """The first YAML block of the docs' page on the Action (``docs/action.md``)."""
+    page = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    match = re.search(r"^```yaml\n(.*?)^```$", page, re.DOTALL | re.MULTILINE)
+    assert match is not None, "no ```yaml block in docs/action.md"
     return match[1]
 
 
-def test_the_readme_workflow_is_the_documented_example() -> None:
-    assert readme_workflow() == WORKFLOW.read_text(encoding="utf-8")
+def test_the_documented_workflow_is_the_example_file() -> None:
+    assert documented_workflow() == WORKFLOW.read_text(encoding="utf-8")
 
 
 def test_the_example_workflow_uses_the_action_safely() -> None:

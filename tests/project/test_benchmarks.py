@@ -71,7 +71,7 @@ def test_module_runs_quick_and_returns_well_formed_rows(module: str, tmp_path: P
     for r in data["rows"]:
         assert_well_formed(r)
     assert not any("runs to the end" in r["measure"] for r in rows), rows
-    # The same rows are in the Markdown the README shows, and in the printed table.
+    # The same rows are in the Markdown docs/performance.md shows, and in the printed table.
     markdown = (tmp_path / "latest.md").read_text("utf-8")
     for r in rows:
         assert r["measure"].replace("|", "\\|") in markdown
