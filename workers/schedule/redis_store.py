@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.schedule import lua as schedule_lua
-from workers.schedule import lua_sweep as schedule_lua_sweep
+import workers.schedule.lua as schedule_lua
+import workers.schedule.lua_sweep as schedule_lua_sweep
 from workers.schedule.types import (
     LOCALITY_WINDOW,
     Claim,
