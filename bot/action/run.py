@@ -27,7 +27,7 @@ from bot.gh.api.client import token_writer
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
-from bot.usecases.context import TOKEN_INSTALLATION, WorkerContext
+from bot.usecases.context import TOKEN_INSTALLATION, JobContext, TokenRun
 from bot.usecases.review.run import JobOutcome, TransientJobError, add_eyes_reaction, run_review_job
 
 
@@ -56,22 +56,24 @@ def run_action(env: Mapping[str, str], out: TextIO) -> int:
         )
     if job.effort is None and action.effort is not None:
         job = dataclasses.replace(job, effort=action.effort)
-    ctx = WorkerContext.for_token(
+    ctx = JobContext.for_token(
         action.token,
         action.api_url,
         data=action.temp,
         llm=llm,
         bot_login=action.bot_login,
         github_pacing=action.github_pacing,
-        local_code=workspace_code(action.workspace, lambda line: print(line, file=out)),
-        settings_from_base=True,
-        config_path=action.config_path,
-        on_progress=ProgressLine(out),  # a line every 15 s in the job's log
+        run=TokenRun(
+            local_code=workspace_code(action.workspace, lambda line: print(line, file=out)),
+            settings_from_base=True,
+            config_path=action.config_path,
+            on_progress=ProgressLine(out),  # a line every 15 s in the job's log
+        ),
     )
     return _review(action, job, ctx, out)
 
 
-def _review(action: ActionEnv, job: ReviewJob, ctx: WorkerContext, out: TextIO) -> int:
+def _review(action: ActionEnv, job: ReviewJob, ctx: JobContext, out: TextIO) -> int:
     name = f"{job.repo}#{job.pr_number}"
     link = action.pull_link(job.repo, job.pr_number)
     try:

@@ -38,7 +38,7 @@ from workers.settings import WorkerSettings
 if TYPE_CHECKING:
     from celery import Celery
 
-    from bot.usecases.context import WorkerContext
+    from bot.usecases.context import JobContext
     from bot.web.settings import WebSettings
 
 log = logging.getLogger("gitneural.serve")
@@ -54,7 +54,7 @@ def operate_serve(port: int) -> None:
 
 
 def operate_worker(
-    app: Celery, settings: WorkerSettings, ctx: WorkerContext, host: str, port: int | None
+    app: Celery, settings: WorkerSettings, ctx: JobContext, host: str, port: int | None
 ) -> list[str]:
     """``gitneural worker``'s start, once the store is migrated: metrics (served on
     ``port`` if given), the mirror cap from the start, job records, JSON logs; returns

@@ -31,7 +31,7 @@ from bot.gh.pulls import PullInfo, read_pull
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
-from bot.usecases.context import TOKEN_INSTALLATION, WorkerContext
+from bot.usecases.context import TOKEN_INSTALLATION, JobContext
 from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job
 from bot.usecases.review.steps import fetch_mirror
@@ -92,9 +92,7 @@ def run_pr(args: argparse.Namespace) -> int:
     ref = parse_pull_ref(args.pr, api_url)
     token = _token()
     llm = LLMSettings.from_env()
-    ctx = WorkerContext.for_token(
-        token, api_url, data=data_dir(os.environ), llm=llm, bot_login=None
-    )
+    ctx = JobContext.for_token(token, api_url, data=data_dir(os.environ), llm=llm, bot_login=None)
     gh = ctx.github(TOKEN_INSTALLATION)
     try:
         pull = read_pull(gh, ref.repo, ref.number)
@@ -131,7 +129,7 @@ def _exit_code(worst: Severity | None, flag: str | None, default: str) -> int:
     return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK
 
 
-def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
+def _print(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:
     mirror, refs = fetch_mirror(ctx, TOKEN_INSTALLATION, pull)
     pc: PullChange = build_change(
         mirror,
@@ -144,7 +142,7 @@ def _print(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
     return review_and_report(pc.change, args)
 
 
-def _post(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
+def _post(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:
     ctx.llm.require_key()
     job = ReviewJob(
         installation_id=TOKEN_INSTALLATION,
@@ -163,7 +161,8 @@ def _post(args: argparse.Namespace, ctx: WorkerContext, pull: PullInfo) -> int:
     )
     _say(f"reviewing {pull.repo}#{pull.number} at {pull.head_sha[:12]} with Kimi K3…")
     progress = ProgressLine(enabled=not args.quiet)
-    ctx.on_progress = progress
+    if ctx.token_run is not None:
+        ctx.token_run.on_progress = progress
     try:
         outcome = run_review_job(job, ctx)
     finally:

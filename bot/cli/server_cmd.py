@@ -32,7 +32,7 @@ from bot.cli.supervisor import supervise
 from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
-    from bot.usecases.context import WorkerContext
+    from bot.usecases.context import JobContext
 
 __all__ = ["add_parser", "run_serve", "run_worker", "supervise", "wsgi_app"]
 
@@ -193,7 +193,7 @@ def pool_size(settings: Any, queues: tuple[str, ...]) -> int:
     return int(settings.concurrency) + (1 if extra else 0)
 
 
-def _check_worker_env() -> WorkerContext:
+def _check_worker_env() -> JobContext:
     # Fail at start, with the variable to fix, rather than on every job; and import the
     # job runner now, so a broken install stops the worker instead of failing each job.
     # Every job sends requests, too: the model SDK is loaded now (about half a second),
@@ -201,6 +201,6 @@ def _check_worker_env() -> WorkerContext:
     import openai  # noqa: F401
 
     import bot.usecases.review.run  # noqa: F401
-    from bot.usecases.context import WorkerContext
+    from bot.usecases.context import JobContext
 
-    return WorkerContext.from_env()
+    return JobContext.from_env()

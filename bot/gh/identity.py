@@ -4,7 +4,7 @@ A hidden marker proves nothing by itself: anyone, another bot included, can past
 GitNeural's marker into a review or a comment. Only text whose author is the App's own
 bot account counts as GitNeural's. That account is named after the App's slug, which
 ``GET /app`` (authenticated with the App's JWT) tells; the worker asks once per process
-(:meth:`bot.usecases.context.WorkerContext.identity`), so no setting is needed and a wrong
+(:meth:`bot.usecases.context.JobContext.identity`), so no setting is needed and a wrong
 one cannot make GitNeural trust someone else. ``GITNEURAL_BOT_LOGIN`` still overrides it.
 
 The two APIs spell the account differently: REST says ``<slug>[bot]`` (``type: Bot``),

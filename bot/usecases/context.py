@@ -4,7 +4,7 @@ App's bot account (asked of GitHub once) when first needed.
 
 The same job runner also reviews with a token given to GitNeural instead of the App's
 key (the GitHub Action's ``GITHUB_TOKEN``, a person's token for ``review --pr``):
-:meth:`WorkerContext.for_token` makes that context, with the few differences such runs
+:meth:`JobContext.for_token` makes that context, with the few differences such runs
 have (the code may already be on disk, settings from the base branch, a check run only
 if the token may create one).
 """
@@ -45,7 +45,24 @@ LocalCode = Callable[[PullInfo], tuple[pygit2.Repository, MirrorRefs] | None]
 
 
 @dataclass
-class WorkerContext:
+class TokenRun:
+    """What a review with a token given to GitNeural (the Action, ``review --pr``) does
+    that the App's does not. Its check run is optional: the token may not create one."""
+
+    #: Tried before the mirror is fetched: see :data:`LocalCode`.
+    local_code: LocalCode | None = None
+    #: Settings and instructions from the PR's base branch instead of the default branch
+    #: (a workflow runs from its base branch: that is the revision it trusts).
+    settings_from_base: bool = False
+    #: A settings file other than ``.gitneural.toml``, read at the trusted revision.
+    config_path: str | None = None
+    #: Told how the model's part is going (a job's log, a terminal); the App's workers
+    #: run many reviews at once and show none.
+    on_progress: Callable[[Progress], None] | None = None
+
+
+@dataclass
+class JobContext:
     #: The App's id and key; None when GitNeural was given a token instead.
     creds: AppCredentials | None
     tokens: TokenSource
@@ -73,18 +90,8 @@ class WorkerContext:
     database_url: str | None = None
     #: The GitHub API (``creds.api_url`` when there are App credentials).
     api_url: str = ""
-    #: Tried before the mirror is fetched: see :data:`LocalCode`.
-    local_code: LocalCode | None = None
-    #: Settings and instructions from the PR's base branch instead of the default branch
-    #: (a workflow runs from its base branch: that is the revision it trusts).
-    settings_from_base: bool = False
-    #: A settings file other than ``.gitneural.toml``, read at the trusted revision.
-    config_path: str | None = None
-    #: Review without a check run when the token may not create one (a person's token).
-    checks_optional: bool = False
-    #: Told how the model's part is going (a job's log, a terminal); the App's workers
-    #: run many reviews at once and show none.
-    on_progress: Callable[[Progress], None] | None = None
+    #: What a run with a token given to GitNeural does differently; None for the App.
+    token_run: TokenRun | None = None
 
     _identity: BotIdentity | None = field(default=None, init=False, repr=False)
     _once: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -94,7 +101,12 @@ class WorkerContext:
         if self.creds is not None:
             self.api_url = self.creds.api_url
         if not self.api_url:
-            raise ValueError("a WorkerContext needs App credentials or an API URL")
+            raise ValueError("a JobContext needs App credentials or an API URL")
+
+    @property
+    def checks_optional(self) -> bool:
+        """Review without a check run when the token may not create one."""
+        return self.token_run is not None
 
     @property
     def app_id(self) -> int | None:
@@ -102,7 +114,7 @@ class WorkerContext:
         return self.creds.app_id if self.creds is not None else None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerContext:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> JobContext:
         """``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY[_PATH]``, ``GITHUB_API_URL``,
         ``KIMI_API_KEY``/``KIMI_BASE_URL``/``GITNEURAL_MODEL``, ``GITNEURAL_DATA_DIR``
         ``GITNEURAL_BOT_LOGIN``, ``GITNEURAL_GITHUB_PACING`` (false: no pause between
@@ -138,11 +150,8 @@ class WorkerContext:
         llm: LLMSettings,
         bot_login: str | None,
         github_pacing: bool = True,
-        local_code: LocalCode | None = None,
-        settings_from_base: bool = False,
-        config_path: str | None = None,
-        on_progress: Callable[[Progress], None] | None = None,
-    ) -> WorkerContext:
+        run: TokenRun | None = None,
+    ) -> JobContext:
         """A context acting with ``token`` (jobs use :data:`TOKEN_INSTALLATION`), making a
         check run only if the token may create one."""
         return cls(
@@ -154,11 +163,7 @@ class WorkerContext:
             bot_login=bot_login,
             github_pacing=github_pacing,
             api_url=api_url,
-            local_code=local_code,
-            settings_from_base=settings_from_base,
-            config_path=config_path,
-            checks_optional=True,
-            on_progress=on_progress,
+            token_run=run or TokenRun(),
         )
 
     def identity(self) -> BotIdentity:

@@ -8,13 +8,13 @@ from bot.errors import GitHubError
 from bot.gh.api.errors import github_errors
 from bot.gh.pulls import lazy_repo
 from bot.jobs import ConversationJob, ReviewJob
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 
 log = logging.getLogger("gitneural.worker")
 
 
-def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: WorkerContext) -> None:
+def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: JobContext) -> None:
     """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
     if job.comment_id is None:
         return

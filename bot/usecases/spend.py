@@ -22,7 +22,7 @@ from bot.review import plan_review
 from bot.spend_caps import Refusal, month_of, refusal
 from bot.store.usage import claim_budget_notice, record_usage, spent
 from bot.usage import Usage
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.check_run import JobCheck
 
@@ -32,7 +32,7 @@ BUDGET_TITLE = "Monthly token budget spent"
 
 
 def usage_recorder(
-    ctx: WorkerContext, job: ReviewJob | ConversationJob, kind: str
+    ctx: JobContext, job: ReviewJob | ConversationJob, kind: str
 ) -> Callable[[Usage], None]:
     """For ``K3Client(on_usage=…)``: each request's tokens into the store."""
     store = ctx.store
@@ -57,7 +57,7 @@ def usage_recorder(
 
 
 def budget_check(
-    ctx: WorkerContext, job: ReviewJob, config: Config, build: Callable[[], PullChange]
+    ctx: JobContext, job: ReviewJob, config: Config, build: Callable[[], PullChange]
 ) -> tuple[PullChange | None, Refusal | None]:
     """The change (built with ``build`` only when a budget applies, for its estimate) and
     why it must not be sent to the model, if a budget is spent."""
@@ -68,7 +68,7 @@ def budget_check(
 
 
 def budget_refusal(
-    ctx: WorkerContext, job: ReviewJob, pc: PullChange, config: Config
+    ctx: JobContext, job: ReviewJob, pc: PullChange, config: Config
 ) -> Refusal | None:
     """Why the review of ``pc`` must not be sent, if a budget that applies is spent."""
     limits = ctx.budgets.limits_for(job.installation_id, job.repo)
@@ -88,7 +88,7 @@ def budget_refusal(
     return refusal(limits, used, plan.estimated_tokens, month)
 
 
-def answer_refusal(ctx: WorkerContext, job: ConversationJob) -> Refusal | None:
+def answer_refusal(ctx: JobContext, job: ConversationJob) -> Refusal | None:
     """Why an answer must not be sent to the model: a budget that applies is spent.
 
     A review's prompt is estimated before it is sent; an answer's is small and only
@@ -108,7 +108,7 @@ def answer_refusal(ctx: WorkerContext, job: ConversationJob) -> Refusal | None:
 
 
 def tell_budget_spent(
-    ctx: WorkerContext, job: ReviewJob, check: JobCheck, head_sha: str, refused: Refusal
+    ctx: JobContext, job: ReviewJob, check: JobCheck, head_sha: str, refused: Refusal
 ) -> str:
     """One check run saying why, the first time this month for this PR; the job's
     detail."""

@@ -21,7 +21,7 @@ from bot.gh.mirrors.cache import MirrorCache
 from bot.gh.mirrors.lru import max_bytes_from_env, tree_bytes
 from bot.jobs import ReviewJob
 from bot.metrics.exposition import render, scrape_registry
-from bot.usecases.review.run import WorkerContext, run_review_job
+from bot.usecases.review.run import JobContext, run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.job_world import CONFIG, make_context, submit
@@ -33,7 +33,7 @@ from tests.support.scrape import parse
 class Fleet:
     gh: FakeGitHub
     stub: K3Stub
-    ctx: WorkerContext
+    ctx: JobContext
     root: Path
     #: PR titles the model is slow to answer (a review in flight, holding its mirror).
     slow: dict[str, float]

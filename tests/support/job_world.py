@@ -1,5 +1,5 @@
 """Shared set-up of the review-job tests: a fake GitHub with a repository and a PR holding
-a planted bug, the K3 stub, and a WorkerContext pointing at both.
+a planted bug, the K3 stub, and a JobContext pointing at both.
 
     with job_world(tmp_path) as w:
         w.stub.push(submit(PLANTED_BUG))
@@ -20,7 +20,7 @@ from bot.gh.api.credentials import AppCredentials
 from bot.gh.mirrors.cache import MirrorCache
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
-from bot.usecases.review.run import WorkerContext
+from bot.usecases.review.run import JobContext
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.planted import ORIGINAL, PLANTED
@@ -56,7 +56,7 @@ def submit(*findings: dict[str, Any], summary: str = "Reviewed the change.") -> 
 class World:
     gh: FakeGitHub
     stub: K3Stub
-    ctx: WorkerContext
+    ctx: JobContext
     number: int
 
     def job(self, trigger: str = "opened", **kwargs: Any) -> ReviewJob:
@@ -91,9 +91,9 @@ class World:
         return self.gh.check_runs(REPO)
 
 
-def make_context(gh: FakeGitHub, stub: K3Stub, root: Path) -> WorkerContext:
+def make_context(gh: FakeGitHub, stub: K3Stub, root: Path) -> JobContext:
     creds = AppCredentials(gh.app_id, gh.private_key_pem, gh.api_url)
-    return WorkerContext(
+    return JobContext(
         creds=creds,
         tokens=InstallationTokens(creds),
         mirrors=MirrorCache(root / "mirrors"),

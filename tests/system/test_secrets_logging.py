@@ -38,8 +38,8 @@ from bot.jobs import ReviewJob
 from bot.logs import JsonFormatter
 from bot.store import upgrade
 from bot.usecases.review.run import (
+    JobContext,
     TransientJobError,
-    WorkerContext,
     add_eyes_reaction,
     run_review_job,
 )
@@ -129,7 +129,7 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
             "GITNEURAL_DATA_DIR": str(data_dir),
             "GITNEURAL_BOT_LOGIN": gh.bot_login,
         }
-        ctx = WorkerContext.from_env(env)
+        ctx = JobContext.from_env(env)
         assert ctx.store is not None
         upgrade(ctx.store)  # usage is recorded there too, and the file searched
         ctx.github_pacing = False

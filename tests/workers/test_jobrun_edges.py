@@ -13,8 +13,8 @@ import pytest
 from bot.render.github import parse_marker
 from bot.store import upgrade
 from bot.usecases.review.run import (
+    JobContext,
     TransientJobError,
-    WorkerContext,
     add_eyes_reaction,
     run_review_job,
 )
@@ -174,7 +174,7 @@ def test_worker_context_from_the_environment(tmp_path: Path) -> None:
             "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
             "GITNEURAL_BOT_LOGIN": w.gh.bot_login,
         }
-        ctx = WorkerContext.from_env(env)
+        ctx = JobContext.from_env(env)
         ctx.github_pacing = False
         assert ctx.store is not None
         upgrade(ctx.store)  # as `gitneural worker` does at start-up, before any job

@@ -10,7 +10,7 @@ import threading
 import uuid
 from typing import TYPE_CHECKING
 
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from workers.schedule.protocol import Schedule, open_schedule
 from workers.schedule.turn_messages import TurnPublisher
 from workers.settings import WorkerSettings
@@ -29,7 +29,7 @@ class Runtime:
         self._app = app
         self._lock = threading.Lock()
         self._pid: int | None = None
-        self._context: WorkerContext | None = None
+        self._context: JobContext | None = None
         self._state: PRState | None = None
         self._schedule: Schedule | None = None
         self._turns: TurnPublisher | None = None
@@ -77,11 +77,11 @@ class Runtime:
                 self._turns = TurnPublisher(self._app, self.settings, schedule)
             return self._turns
 
-    def context(self) -> WorkerContext:
+    def context(self) -> JobContext:
         with self._lock:
             self._reset_after_fork()
             if self._context is None:
-                ctx = WorkerContext.from_env()
+                ctx = JobContext.from_env()
                 if ctx.review_seconds is None:
                     # The model's part stops on its own before the soft limit interrupts.
                     ctx.review_seconds = 0.9 * self.settings.soft_time_limit

@@ -27,7 +27,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.review import run as jobrun
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp import time_limits as limits
@@ -270,7 +270,7 @@ def _release(rt: Runtime, claim: Claim) -> None:
         log.warning("job %s not put back: %s (its lease runs out instead)", claim.entry.id, exc)
 
 
-def _ensure_eyes(job: ReviewJob, ctx: WorkerContext) -> None:
+def _ensure_eyes(job: ReviewJob, ctx: JobContext) -> None:
     """The fast queue's task reacts at once; this makes sure the reaction also comes
     before the review when that task is late (a cold worker) or was lost. GitHub keeps
     one reaction per user, so the second request changes nothing."""

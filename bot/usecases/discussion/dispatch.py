@@ -20,7 +20,7 @@ from bot.gh.threads import read_review_threads, thread_of
 from bot.jobs import ConversationJob
 from bot.render.discussion import notice_body
 from bot.text import one_line
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.discussion.questions import answer_ask
 from bot.usecases.discussion.replies import answer_in_thread
 from bot.usecases.discussion.resolutions import record_resolution
@@ -38,7 +38,7 @@ QUOTA_NOTICE = (
 )
 
 
-def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> ConversationOutcome:
+def run_conversation_job(job: ConversationJob, ctx: JobContext) -> ConversationOutcome:
     """Answer ``job``'s comment once."""
     run = ConversationRun(job, ctx)
     try:
@@ -62,7 +62,7 @@ def run_conversation_job(job: ConversationJob, ctx: WorkerContext) -> Conversati
         return ConversationOutcome("failed", _notify(run, text), reason)
 
 
-def give_up(job: ConversationJob, ctx: WorkerContext, reason: str) -> int | None:
+def give_up(job: ConversationJob, ctx: JobContext, reason: str) -> int | None:
     """After the last retry, say so where the answer would be (best effort)."""
     run = ConversationRun(job, ctx)
     if job.trigger == "resolved":

@@ -29,7 +29,7 @@ from bot.render.discussion import (
     parse_finding_marker,
 )
 from bot.store.learnings import active_learnings
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.pull_change import build_change
 from bot.usecases.review.steps import fetch_mirror
 from bot.usecases.spend import answer_refusal, usage_recorder
@@ -96,7 +96,7 @@ def answer_in(thread: ReviewThread | None, comment_id: int, identity: BotIdentit
 
 
 class ConversationRun:
-    def __init__(self, job: ConversationJob, ctx: WorkerContext) -> None:
+    def __init__(self, job: ConversationJob, ctx: JobContext) -> None:
         self.job, self.ctx = job, ctx
         self.gh = ctx.github(job.installation_id)
         # A command asked in a review thread is answered there too.

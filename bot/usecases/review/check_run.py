@@ -11,14 +11,14 @@ from bot.errors import GitHubError
 from bot.gh.checks import Check, CheckOutput, unfinished_checks
 from bot.gh.pulls import PostedReview, lazy_repo
 from bot.jobs import ReviewJob
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 
 log = logging.getLogger("gitneural.worker")
 
 
 class JobCheck:
     def __init__(
-        self, gh: github.Github, job: ReviewJob, ctx: WorkerContext, name: str, redelivered: bool
+        self, gh: github.Github, job: ReviewJob, ctx: JobContext, name: str, redelivered: bool
     ) -> None:
         self.gh, self.job, self.ctx, self.name = gh, job, ctx, name
         self.redelivered = redelivered

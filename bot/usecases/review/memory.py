@@ -62,7 +62,7 @@ from bot.store.findings import (
     dismissed_fingerprints,
     record_finding,
 )
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 from bot.usecases.review.dismissals import (
     EarlierThread,
@@ -209,7 +209,7 @@ def _transient_store() -> Iterator[None]:
 
 
 def recall(
-    ctx: WorkerContext,
+    ctx: JobContext,
     gh: github.Github,
     pull: PullInfo,
     *,

@@ -40,7 +40,7 @@ from bot.gh.post import post_issue_comment, post_review
 from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
 from bot.jobs import ReviewJob
 from bot.text import one_line
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 from bot.usecases.eyes import add_eyes_reaction
 from bot.usecases.pull_change import PullChange
@@ -58,9 +58,9 @@ from bot.usecases.review.steps import (
 from bot.usecases.spend import budget_check, tell_budget_spent
 
 __all__ = [
+    "JobContext",
     "JobOutcome",
     "TransientJobError",
-    "WorkerContext",
     "add_eyes_reaction",
     "run_review_job",
 ]
@@ -96,7 +96,7 @@ class JobOutcome:
 
 def run_review_job(
     job: ReviewJob,
-    ctx: WorkerContext,
+    ctx: JobContext,
     *,
     still_current: Callable[[str], bool] = lambda head_sha: True,
     redelivered: bool = False,
@@ -131,7 +131,7 @@ class _JobRun:
     def __init__(
         self,
         job: ReviewJob,
-        ctx: WorkerContext,
+        ctx: JobContext,
         still_current: Callable[[str], bool],
         redelivered: bool = False,
     ) -> None:
@@ -176,7 +176,9 @@ class _JobRun:
         if mirror.get(pull.head_sha) is None:
             # Pushed to between the API read and the fetch: that push has its own job.
             return JobOutcome("superseded", detail="the head moved while it was fetched")
-        gate = settings_gate(job, pull, mirror, refs, self.ctx.config_path)
+        gate = settings_gate(
+            job, pull, mirror, refs, self.ctx.token_run.config_path if self.ctx.token_run else None
+        )
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
         last = self.earlier[-1].marker.head if self.earlier else None

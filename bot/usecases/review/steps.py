@@ -24,7 +24,7 @@ from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
 from bot.review import review
 from bot.store.learnings import active_learnings
-from bot.usecases.context import WorkerContext
+from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 from bot.usecases.pull_change import MirrorRefs, PullChange, build_change
 from bot.usecases.spend import usage_recorder
@@ -33,21 +33,22 @@ QUOTA_MARKER = "<!-- gitneural:notice quota -->"
 
 
 def fetch_mirror(
-    ctx: WorkerContext, installation_id: int, pull: PullInfo, *, default_only: bool = False
+    ctx: JobContext, installation_id: int, pull: PullInfo, *, default_only: bool = False
 ) -> tuple[pygit2.Repository, MirrorRefs]:
     """Bring the PR's head, its base and the default branch into the mirror, by git.
 
     The clone URL is the base repository's, as the API reported it: ``refs/pull/N/head``
     lives there even for a PR from a fork. A refused token is minted again, once. A
-    repository that already holds the commits (``ctx.local_code``) is read instead.
+    repository that already holds the commits (``ctx.token_run.local_code``) is read instead.
     ``default_only``: only the trusted branch, for its settings (a merged PR's base
     branch may be gone).
     """
-    if ctx.local_code is not None:
-        local = ctx.local_code(pull)
+    run = ctx.token_run
+    if run is not None and run.local_code is not None:
+        local = run.local_code(pull)
         if local is not None:
             return local
-    trusted = pull.base_ref if ctx.settings_from_base else pull.default_branch
+    trusted = pull.base_ref if run is not None and run.settings_from_base else pull.default_branch
     refs = MirrorRefs(
         head=f"refs/pull/{pull.number}/head",
         base=f"refs/heads/{pull.base_ref}",
@@ -97,7 +98,7 @@ def settings_gate(
 
 
 def review_change(
-    ctx: WorkerContext,
+    ctx: JobContext,
     job: ReviewJob,
     pull: PullInfo,
     mirror: pygit2.Repository,
@@ -125,13 +126,13 @@ def review_change(
         client,
         deadline=deadline,
         changed_last=pc.changed_last,
-        on_progress=ctx.on_progress,
+        on_progress=ctx.token_run.on_progress if ctx.token_run else None,
         learnings=repository_learnings(ctx, pull),
     )
     return pc, result
 
 
-def repository_learnings(ctx: WorkerContext, pull: PullInfo) -> list[Learning]:
+def repository_learnings(ctx: JobContext, pull: PullInfo) -> list[Learning]:
     """The rules taught with ``/learn`` for the PR's repository; none for a run with a
     token given to GitNeural (the Action, ``review --pr``), which has no App's store.
     A store out of reach is a transient fault: a review without them would repeat what
