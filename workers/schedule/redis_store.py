@@ -52,8 +52,21 @@ class RedisSchedule:
         self._redis: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=3.0, socket_connect_timeout=3.0
         )
-        names = ("ENQUEUE", "WITHDRAW", "CLAIM", "RENEW", "FINISH", "DEFER", "RELEASE", "RECOVER",
-                 "PROMOTE", "STALLED", "HEARTBEAT", "HOSTS", "PENDING")  # fmt: skip
+        names = (
+            "ENQUEUE",
+            "WITHDRAW",
+            "CLAIM",
+            "RENEW",
+            "FINISH",
+            "DEFER",
+            "RELEASE",
+            "RECOVER",
+            "PROMOTE",
+            "STALLED",
+            "HEARTBEAT",
+            "HOSTS",
+            "PENDING",
+        )
         sources = {**vars(schedule_lua), **vars(schedule_lua_sweep)}
         self._scripts = {name: self._redis.register_script(sources[name]) for name in names}
 
@@ -69,9 +82,16 @@ class RedisSchedule:
 
     def enqueue(self, entry: QueuedJob) -> None:
         self._call(
-            "ENQUEUE", entry.id, entry.blob(), entry.turn_key, entry.lane, entry.home or "",
-            entry.faults, int(entry.resume), entry.recoveries,
-        )  # fmt: skip
+            "ENQUEUE",
+            entry.id,
+            entry.blob(),
+            entry.turn_key,
+            entry.lane,
+            entry.home or "",
+            entry.faults,
+            int(entry.resume),
+            entry.recoveries,
+        )
 
     def withdraw(self, entry: QueuedJob) -> bool:
         return int(self._call("WITHDRAW", entry.id)) == 1

@@ -77,6 +77,9 @@ def named_queue(name: str, arguments: dict[str, Any] | None = None) -> Queue:
     from kombu import Exchange, Queue
 
     return Queue(
-        name, Exchange(name, type="direct"), routing_key=name, queue_arguments=arguments,
+        name,
+        Exchange(name, type="direct"),
+        routing_key=name,
+        queue_arguments=arguments,
         durable=True,
-    )  # fmt: skip
+    )

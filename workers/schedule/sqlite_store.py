@@ -26,9 +26,18 @@ class SQLiteSchedule(SQLiteLines):
             conn.execute(
                 "INSERT INTO jobs (id, blob, inst, lane, home, faults, resume, recoveries, "
                 "state, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-                (entry.id, entry.blob(), entry.turn_key, entry.lane, entry.home, entry.faults,
-                 int(entry.resume), entry.recoveries, int(self._counter(conn, "pos", 1))),
-            )  # fmt: skip
+                (
+                    entry.id,
+                    entry.blob(),
+                    entry.turn_key,
+                    entry.lane,
+                    entry.home,
+                    entry.faults,
+                    int(entry.resume),
+                    entry.recoveries,
+                    int(self._counter(conn, "pos", 1)),
+                ),
+            )
             conn.execute(
                 "INSERT OR IGNORE INTO turns (inst, served) VALUES (?, 0)", (entry.turn_key,)
             )

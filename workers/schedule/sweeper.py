@@ -90,8 +90,10 @@ class Sweeper:
         log.warning(
             "review job delivery=%s repo=%s pr=%d put back in line: its worker stopped "
             "renewing the lease",
-            job.delivery_id, job.repo, job.pr_number,
-        )  # fmt: skip
+            job.delivery_id,
+            job.repo,
+            job.pr_number,
+        )
         if back.owner is None:
             return
         try:

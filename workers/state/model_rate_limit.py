@@ -192,8 +192,12 @@ class RedisModelBudget:
     def try_take(self, tokens: int) -> float:
         span_ms = round((self.limit.window + SLACK) * 1000)
         args: list[int | str] = [
-            self.limit.requests, self.limit.tokens, span_ms, tokens, uuid.uuid4().hex
-        ]  # fmt: skip
+            self.limit.requests,
+            self.limit.tokens,
+            span_ms,
+            tokens,
+            uuid.uuid4().hex,
+        ]
         try:
             answer = int(self._take(keys=[self.key], args=args))
         except self._errors as exc:

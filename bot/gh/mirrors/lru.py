@@ -151,8 +151,9 @@ def enforce_cap(root: Path, max_bytes: int | None) -> int:
             shutil.rmtree(mirror.path, ignore_errors=True)
         total -= mirror.size
         evicted += 1
-        log.info("mirror %s evicted (%d bytes; cache now %d bytes)", mirror.path.name,
-                 mirror.size, total)  # fmt: skip
+        log.info(
+            "mirror %s evicted (%d bytes; cache now %d bytes)", mirror.path.name, mirror.size, total
+        )
     if evicted:
         metrics.mirror_evicted(evicted)
     metrics.set_mirror_bytes(total)

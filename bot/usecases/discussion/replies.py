@@ -80,10 +80,13 @@ def _question(found: GitNeuralThread) -> ThreadQuestion:
     shown = replies[: upto + 1]
     truncated = len(shown) > MAX_ENTRIES
     entries = tuple(
-        ThreadEntry(c.login, c is not found.reply and c.by_bot and c.login == top.login,
-                    visible_text(c.body))
+        ThreadEntry(
+            c.login,
+            c is not found.reply and c.by_bot and c.login == top.login,
+            visible_text(c.body),
+        )
         for c in shown[-MAX_ENTRIES:]
-    )  # fmt: skip
+    )
     return ThreadQuestion(
         finding, entries, found.reply.login, truncated or thread.truncated, thread.outdated
     )
