@@ -91,26 +91,16 @@ class FileLines:
         return len(self.data) if end < 0 else end + 1
 
     def block_bounds(self, start: int, end: int) -> tuple[int, int]:
-        """``start..end`` (byte offsets at line starts) grown to whole key blocks."""
+        """``start..end`` (byte offsets at line starts) grown to whole key blocks: back to
+        a BEGIN whose block is open at ``start``, on to an END that closes one open at
+        ``end`` (paired or not: a block cut short is redacted by its body lines)."""
         marks, begins = self._markers, self._begins
-        first = bisect.bisect_left(marks, start)
-        # An END at or after the start whose BEGIN lies before it: take in the BEGIN.
-        if (
-            0 < first < len(marks)
-            and not begins[first]
-            and begins[first - 1]
-            and marks[first] - marks[first - 1] <= _BLOCK_SPAN
-        ):
-            start = min(start, self._line_start(marks[first - 1]))
-        last = bisect.bisect_left(marks, end) - 1
-        # A BEGIN before the end whose END lies after it: take in the END.
-        if (
-            0 <= last < len(marks) - 1
-            and begins[last]
-            and not begins[last + 1]
-            and marks[last + 1] - marks[last] <= _BLOCK_SPAN
-        ):
-            end = max(end, self._line_end(marks[last + 1]))
+        before = bisect.bisect_left(marks, start) - 1
+        if before >= 0 and begins[before] and start - marks[before] <= _BLOCK_SPAN:
+            start = self._line_start(marks[before])
+        after = bisect.bisect_left(marks, end)
+        if after < len(marks) and not begins[after] and marks[after] - end <= _BLOCK_SPAN:
+            end = max(end, self._line_end(marks[after]))
         return start, end
 
     def pieces(self, start: int, end: int, max_bytes: int) -> list[bytes]:
