@@ -17,7 +17,6 @@ import os
 import time
 import tracemalloc
 
-import pygit2
 import pytest
 
 from bot.git.repo import TreeSnapshot
@@ -64,7 +63,7 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory, key: list[str]) -> TreeSn
     line = b"    total = compute(alpha, beta, gamma)  # an ordinary line of code\n"
     pad = ["x = 1  # a filler line"] * LARGE_PAD
     large = "\n".join([*pad, *key, *pad]) + "\n"
-    big = {"huge.py": line * BIG_LINES, "keys/large.txt": large}
+    big: dict[str, str | bytes] = {"huge.py": line * BIG_LINES, "keys/large.txt": large}
     tip = commit(repo, big, branch="big", parents=[first])
     return TreeSnapshot(repo, tip)
 
