@@ -8,7 +8,10 @@ per file and matches returned. We chose the timeout over rejecting nested quanti
 ``re`` cannot be interrupted in a thread). ``regex`` measures its timeout in CPU time, so
 on a heavily loaded machine a search can overrun its wall-clock budget proportionally.
 Files are searched *after* secret redaction, so a pattern cannot probe a secret
-character by character ("does ``ghp_a`` match?").
+character by character ("does ``ghp_a`` match?"). The pattern and ``path_glob`` are
+compiled within bounds by :mod:`bot.review.tools.regexes` and :mod:`bot.review.tools.globs`;
+the scan's deadline is set before either, so one limit covers compiling, walking and
+matching.
 """
 
 from __future__ import annotations
