@@ -16,11 +16,18 @@ import json
 import os
 import time
 import tracemalloc
+from typing import Any
 
 import pytest
 
-from bot.git.repo import TreeSnapshot
+from bot.config import Config
+from bot.domain.change import Change
+from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.git.repo import TreeSnapshot, range_change
+from bot.review import answer_question, answer_thread
 from bot.review.tools.toolbox import RepoTools, ToolLimits
+from tests.fakes.k3 import K3Stub, Reply
+from tests.fakes.k3.brain import call, client_for, results_by_call, tools_reply
 from tests.support.repos import commit, make_repo
 
 LONG_NAME = "a" * 120
@@ -182,3 +189,67 @@ def test_call_catches_what_a_pattern_can_raise(tools: RepoTools) -> None:
     for pattern in ["(?:" * 300 + "x" + ")" * 300, "x{99999999999}"]:
         out, _ = _call(tools, "search", pattern=pattern, regex=True)
         assert _one_line(out).startswith("error: "), out
+
+
+# -- the conversation's tools: a reply in a thread and /ask ----------------------------------
+
+
+HOSTILE_CALLS = [
+    call("search", pattern="x", path_glob="[z-a]"),
+    call("search", pattern="x", path_glob="*a" * 12 + "*b"),
+    call("search", pattern="(?:x{10000}){10000}", regex=True),
+]
+
+
+@pytest.fixture(scope="module")
+def pull(tmp_path_factory: pytest.TempPathFactory) -> Change:
+    repo = make_repo(tmp_path_factory.mktemp("answers") / "repo")
+    commit(repo, {"calc.py": "def half(n):\n    return n // 2\n", f"src/{LONG_NAME}": "x\n"})
+    commit(repo, {"calc.py": "def half(n):\n    return n / 2\n"})
+    change = range_change(repo, "HEAD~1", "HEAD")
+    change.trusted = change.base
+    return change
+
+
+def _one_line_results(body: dict[str, Any]) -> list[str]:
+    results = [result for _, _, result in results_by_call(body)]
+    assert len(results) == len(HOSTILE_CALLS), results
+    assert all(r and "\n" not in r for r in results), results
+    return results
+
+
+def test_ask_with_hostile_tool_calls_answers(pull: Change) -> None:
+    replies = [
+        tools_reply(*HOSTILE_CALLS),
+        Reply(tool_calls=[("submit_answer", {"body": "It halves with a float now."})]),
+    ]
+    with K3Stub(replies) as stub:
+        question = PullQuestion("What changed?", "bob")
+        answer = answer_question(pull, question, Config(), client_for(stub, "high"))
+        requests = stub.chat_requests
+    assert answer.body == "It halves with a float now." and answer.tool_calls == 3
+    results = _one_line_results(requests[1].body)
+    assert results[2].startswith("error: regex '(?:x{10000}){10000}' is too large"), results
+
+
+def test_a_reply_with_hostile_tool_calls_answers(pull: Change) -> None:
+    finding = PostedFinding(
+        path="calc.py",
+        side="RIGHT",
+        start_line=2,
+        end_line=2,
+        text="🟠 **major** · bug: **Float division**",
+        severity="major",
+        fingerprint="fp1",
+    )
+    thread = ThreadQuestion(finding, (ThreadEntry("alice", False, "Is it?"),), "alice")
+    replies = [
+        tools_reply(*HOSTILE_CALLS),
+        Reply(tool_calls=[("submit_reply", {"body": "It stands.", "withdraw": False})]),
+    ]
+    with K3Stub(replies) as stub:
+        answer = answer_thread(pull, thread, Config(), client_for(stub, "high"))
+        requests = stub.chat_requests
+    assert answer.body == "It stands."
+    results = _one_line_results(requests[1].body)
+    assert results[0].startswith("no matches for 'x' in '[z-a]'"), results
