@@ -14,17 +14,21 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review import answer_question, answer_thread
+from bot.review.tools.globs import glob_matcher
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import call, client_for, results_by_call, tools_reply
@@ -253,3 +257,38 @@ def test_a_reply_with_hostile_tool_calls_answers(pull: Change) -> None:
     assert answer.body == "It stands."
     results = _one_line_results(requests[1].body)
     assert results[0].startswith("no matches for 'x' in '[z-a]'"), results
+
+
+# -- globs keep their meaning ------------------------------------------------------------------
+
+
+def _reference(glob: str) -> re.Pattern[str]:
+    """The glob as one backtracking regex (fine on these small inputs): ``*`` and ``?``
+    within a segment, a ``**`` segment any number of directories."""
+    out = []
+    for i, part in enumerate(glob.split("/")):
+        last = i == glob.count("/")
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
+        out.append(text if last else text + "/")
+    return re.compile("".join(out))
+
+
+SEGMENTS = st.sampled_from(["a", "b", "ab", "*", "?", "a*", "*b", "?b", "**"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    # With a wildcard: a glob without one selects a file or directory by its path.
+    glob=st.lists(SEGMENTS, min_size=2, max_size=4)
+    .map("/".join)
+    .filter(lambda g: any(c in g for c in "*?")),
+    path=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aab"]), min_size=1, max_size=5).map(
+        "/".join
+    ),
+)
+def test_path_globs_match_as_before(glob: str, path: str) -> None:
+    expected = _reference(glob).fullmatch(path) is not None
+    assert glob_matcher(glob)(path) == expected, (glob, path)

@@ -81,7 +81,9 @@ def glob_matcher(path_glob: str | None) -> Callable[[str], bool]:
         return lambda path: name.fullmatch(path.rpartition("/")[2]) is not None
     texts = [part for part in glob.split("/") if part]
     if glob.endswith("/"):
-        # Everything under the directory: one more segment at least.
-        texts += ["*", "**"]
+        texts.append("**")
+    if texts[-1] == "**":
+        # ``src/**`` and ``src/``: everything under the directory, one segment at least.
+        texts[-1:] = ["*", "**"]
     segments = [_segment(text) for text in texts]
     return lambda path: _matches(segments, path.split("/"))

@@ -54,8 +54,9 @@ class ToolLimits:
     max_search_file_bytes: int = 2_000_000
     #: read_file refuses larger files without reading them.
     max_read_bytes: int = 100_000_000
-    #: Bytes of large files kept per snapshot, so paging through one reads it once.
-    read_cache_bytes: int = 200_000_000
+    #: Bytes of large files kept per snapshot (one file of max_read_bytes), so paging
+    #: through one reads it once.
+    read_cache_bytes: int = 100_000_000
 
 
 #: What a hostile argument can still raise inside a tool (a regex the bounds let through
