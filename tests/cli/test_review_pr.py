@@ -153,13 +153,6 @@ PULL_REFERENCES = {
 
 
 def test_review_pr_takes_only_github_names(tmp_path: Path) -> None:
-    api = "https://api.github.com"
-    for text in NOT_PULL_REFERENCES:
-        with pytest.raises(UsageError, match=r"^--pr takes https://HOST/OWNER/REPO/pull/N ") as e:
-            parse_pull_ref(text, api, {})
-        assert "\n" not in str(e.value), text
-    for text, (repo, number) in PULL_REFERENCES.items():
-        assert parse_pull_ref(text, api, {}) == PullRef(repo, number), text
     # Through the command, against the fake GitHub: refused before any request is made.
     with job_world(tmp_path) as w:
         env = pr_env(w, tmp_path)
@@ -169,3 +162,10 @@ def test_review_pr_takes_only_github_names(tmp_path: Path) -> None:
             assert done.stderr.startswith("gitneural: error: --pr takes https://HOST/OWNER/")
             assert done.stderr.count("\n") == 1, done.stderr
         assert w.gh.requests() == [] and w.stub.requests == []
+    api = "https://api.github.com"
+    for text in NOT_PULL_REFERENCES:
+        with pytest.raises(UsageError, match=r"^--pr takes https://HOST/OWNER/REPO/pull/N ") as e:
+            parse_pull_ref(text, api, {})
+        assert "\n" not in str(e.value), text
+    for text, (repo, number) in PULL_REFERENCES.items():
+        assert parse_pull_ref(text, api, {}) == PullRef(repo, number), text
