@@ -4,8 +4,10 @@ The production app (``benchmarks.webhook_app``: ``bot.web.app.create_app`` with 
 from the environment and a queue that only records) runs under gunicorn with the
 options ``gitneural serve`` uses (gthread, 2 workers x 4 threads) and two sync-worker
 settings for this 2-core machine. :mod:`benchmarks.loadgen` sends it signed
-``pull_request.opened`` deliveries (GitHub's example payload, 28 KB), each with its own
-``X-GitHub-Delivery``, over one new connection each, on loopback:
+``pull_request.opened`` deliveries (GitHub's example payload, 28 KB, with a key naming
+the delivery added, as every real event's bytes differ: the same bytes twice are a replay,
+answered without queueing), each with its own ``X-GitHub-Delivery``, over one new
+connection each, on loopback:
 
 - as fast as 8 clients can (the most deliveries per second each setting sustains);
 - at a steady 500 deliveries per second (the latency a sender at the target rate sees).
@@ -93,26 +95,32 @@ class Measured:
 
 
 class Deliveries:
-    """Signed ``pull_request`` requests; ids are unique per run so Redis keys can be removed."""
+    """Signed ``pull_request`` requests, each body and id unique within the run (``run_id``)."""
 
-    def __init__(self, address: str) -> None:
-        self.run_id = uuid.uuid4().hex[:12]
-        self.body = PAYLOAD.read_bytes()
-        digest = hmac.new(SECRET.encode(), self.body, hashlib.sha256).hexdigest()
+    def __init__(self, address: str, run_id: str) -> None:
+        self.run_id = run_id
+        # The example's closing brace, to add one key before it.
+        self._stem = PAYLOAD.read_bytes().rstrip().removesuffix(b"}")
         self.headers = {
             "Content-Type": "application/json",
             "User-Agent": "GitHub-Hookshot/bench",
             "X-GitHub-Event": "pull_request",
-            "X-Hub-Signature-256": f"sha256={digest}",
         }
         self.address = address
         self._next = 0
 
     def make(self, _n: int) -> bytes:
-        # A counter of our own: the warm-up and both runs must never repeat an id.
+        # A counter of our own: the warm-up and both runs must never repeat an id or a body.
         self._next += 1
-        headers = {**self.headers, "X-GitHub-Delivery": f"{self.run_id}-{self._next:012d}"}
-        return http_request("/webhook", self.address, headers, self.body)
+        delivery = f"{self.run_id}-{self._next:012d}"
+        body = self._stem + f', "gitneural_bench": "{delivery}"}}\n'.encode()
+        digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+        headers = {
+            **self.headers,
+            "X-GitHub-Delivery": delivery,
+            "X-Hub-Signature-256": f"sha256={digest}",
+        }
+        return http_request("/webhook", self.address, headers, body)
 
 
 def _no_control_socket() -> list[str]:
@@ -137,8 +145,9 @@ def _listening_port(log: Path, proc: subprocess.Popen[bytes], timeout: float = 3
 
 
 @contextlib.contextmanager
-def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None) -> Iterator[int]:
-    """gunicorn serving the webhook app on 127.0.0.1; yields its port."""
+def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None, run_id: str) -> Iterator[int]:
+    """gunicorn serving the webhook app on 127.0.0.1 (Redis keys under the run's own
+    prefix); yields its port."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITNEURAL_")}
     env.update(
         GITHUB_WEBHOOK_SECRET=SECRET,
@@ -147,6 +156,7 @@ def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None) -> Iterato
     )
     if dedupe_url:
         env["GITNEURAL_DEDUPE_URL"] = dedupe_url
+        env["GITNEURAL_QUEUE_PREFIX"] = _prefix(run_id)
     log = workdir / "gunicorn.log"
     command = [sys.executable, "-m", "gunicorn", "-b", "127.0.0.1:0", *setting.args]
     command += [*COMMON_OPTIONS, *_no_control_socket(), FACTORY]
@@ -168,11 +178,12 @@ def gunicorn(setting: Setting, workdir: Path, dedupe_url: str | None) -> Iterato
 def measure(setting: Setting, dedupe_url: str | None, quick: bool) -> Measured:
     """The best of a few short runs: other work on a shared machine only ever slows a run."""
     seconds, rate, tries = (0.5, 100.0, 1) if quick else (2.0, TARGET_RATE, 3)
+    run_id = uuid.uuid4().hex[:12]
     with (
         tempfile.TemporaryDirectory(prefix="gitneural-bench-web-") as tmp,
-        gunicorn(setting, Path(tmp), dedupe_url) as port,
+        gunicorn(setting, Path(tmp), dedupe_url, run_id) as port,
     ):
-        deliveries = Deliveries(f"127.0.0.1:{port}")
+        deliveries = Deliveries(f"127.0.0.1:{port}", run_id)
         try:
             # Warm-up: every worker imported, connected and its database open.
             closed_loop("127.0.0.1", port, deliveries.make, concurrency=CONCURRENCY, duration=0.5)
@@ -202,13 +213,18 @@ def measure(setting: Setting, dedupe_url: str | None, quick: bool) -> Measured:
     return Measured(setting, saturated, steady)
 
 
+def _prefix(run_id: str) -> str:
+    return f"gitneural-bench-{run_id}"
+
+
 def _forget_run(url: str, run_id: str) -> None:
-    """Delete this run's delivery ids from Redis (they would stay for the 7-day retention)."""
+    """Delete this run's delivery ids and bodies from Redis (they would stay for the 7-day
+    retention)."""
     import redis
 
     client = redis.Redis.from_url(url)
     try:
-        keys = list(client.scan_iter(match=f"gitneural:delivery:{run_id}-*", count=1000))
+        keys = list(client.scan_iter(match=f"{_prefix(run_id)}:*", count=1000))
         for start in range(0, len(keys), 1000):
             client.delete(*keys[start : start + 1000])
     finally:

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
@@ -25,7 +26,7 @@ from bot.envvars import data_dir
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
 from bot.gh.api.client import token_writer
 from bot.gh.api.credentials import github_api_url
-from bot.gh.api.hosts import api_host_matches
+from bot.gh.api.hosts import api_host_matches, require_secure_github
 from bot.gh.mirrors.cache import MirrorAuthError
 from bot.gh.pulls import PullInfo, read_pull
 from bot.jobs import ReviewJob
@@ -36,8 +37,19 @@ from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job
 from bot.usecases.review.steps import fetch_mirror
 
-_SHORT = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)#([0-9]{1,10})")
-_PATH = re.compile(r"/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pulls?/([0-9]{1,10})(?:/.*)?")
+#: GitHub's own name rules, so nothing else (``..``, ``%2e``, a slash) reaches a URL path:
+#: an owner is letters, digits and single hyphens inside, at most 39 characters; a
+#: repository is letters, digits, ``.``, ``-`` and ``_``, at most 100, never ``.`` or ``..``.
+_OWNER = r"[A-Za-z0-9](?:-?[A-Za-z0-9])*"
+_REPO = r"[A-Za-z0-9._-]+"
+_NUMBER = r"[1-9][0-9]{0,9}"
+_SHORT = re.compile(rf"({_OWNER})/({_REPO})#({_NUMBER})")
+_PATH = re.compile(rf"/({_OWNER})/({_REPO})/pull/({_NUMBER})/?")
+_FORMS = (
+    "--pr takes https://HOST/OWNER/REPO/pull/N or OWNER/REPO#N with GitHub's names "
+    "(owner: letters, digits, single inner hyphens, at most 39; repository: letters, "
+    "digits, '.', '-', '_', at most 100)"
+)
 
 
 @dataclass(frozen=True)
@@ -46,26 +58,39 @@ class PullRef:
     number: int
 
 
-def parse_pull_ref(text: str, api_url: str) -> PullRef:
-    """``OWNER/REPO#N`` or the pull request's web address (``…/OWNER/REPO/pull/N``)."""
+def parse_pull_ref(text: str, api_url: str, env: Mapping[str, str]) -> PullRef:
+    """``OWNER/REPO#N`` or the pull request's web address (``https://HOST/OWNER/REPO/pull/N``
+    on the GitHub of ``api_url``); anything else is a one-line :class:`UsageError`."""
     text = text.strip()
-    short = _SHORT.fullmatch(text)
+    short = _SHORT.fullmatch(text) if len(text) <= 200 else None
     if short:
-        return PullRef(f"{short[1]}/{short[2]}", int(short[3]))
-    parts = urllib.parse.urlsplit(text)
-    found = _PATH.fullmatch(parts.path) if parts.scheme in ("http", "https") else None
-    if found is None:
-        shown = text if len(text) <= 80 and text.isprintable() else "(not shown)"
-        raise UsageError(
-            f"--pr takes a pull request's URL or OWNER/REPO#N, not {shown!r} "
-            "(e.g. https://github.com/octo/app/pull/7 or octo/app#7)"
-        )
+        return _ref(short, text)
+    parts = urllib.parse.urlsplit(text) if len(text) <= 300 else None
+    found = None
+    plain = parts and not (parts.query or parts.fragment or parts.username or parts.password)
+    if parts and plain and parts.scheme in ("http", "https"):
+        found = _PATH.fullmatch(parts.path)
+    if parts is None or found is None:
+        raise UsageError(f"{_FORMS}, not {_shown(text)}")
+    ref = _ref(found, text)
+    require_secure_github(text, "--pr", env)
     if not api_host_matches(api_url, text):
         raise UsageError(
             f"the pull request is on {parts.netloc}, but GITHUB_API_URL is {api_url}: "
             f"for GitHub Enterprise Server set GITHUB_API_URL=https://{parts.netloc}/api/v3"
         )
-    return PullRef(f"{found[1]}/{found[2]}", int(found[3]))
+    return ref
+
+
+def _ref(found: re.Match[str], text: str) -> PullRef:
+    owner, repo, number = found[1], found[2], found[3]
+    if len(owner) > 39 or len(repo) > 100 or repo in (".", ".."):
+        raise UsageError(f"{_FORMS}, not {_shown(text)}")
+    return PullRef(f"{owner}/{repo}", int(number))
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 80 and text.isprintable() else "(not shown)"
 
 
 def _token() -> str:
@@ -89,7 +114,7 @@ def run_pr(args: argparse.Namespace) -> int:
             "drop --config and --dry-run"
         )
     api_url = github_api_url(os.environ)
-    ref = parse_pull_ref(args.pr, api_url)
+    ref = parse_pull_ref(args.pr, api_url, os.environ)
     token = _token()
     llm = LLMSettings.from_env()
     ctx = JobContext.for_token(token, api_url, data=data_dir(os.environ), llm=llm, bot_login=None)

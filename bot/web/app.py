@@ -5,6 +5,8 @@
 - 202 ``{"status": "queued"}``: a review job was accepted by the queue;
 - 200 ``{"status": "ignored", "reason": …}``: nothing to do (or a ping);
 - 200 ``{"status": "duplicate"}``: this ``X-GitHub-Delivery`` was already queued;
+- 202 ``{"status": "ignored", "reason": "duplicate body"}``: these exact bytes were
+  already queued under another delivery id (a replayed delivery; see ``deliveries``);
 - 400 malformed delivery, 401 missing or wrong signature, 413 body over the cap,
   503 queue or delivery log unavailable (GitHub shows the delivery as failed and it can
   be redelivered).
@@ -24,7 +26,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from bot.jobs import JobQueue, QueueError
 from bot.text import loggable
 from bot.web import signature
-from bot.web.deliveries import DeliveryLog, DeliveryLogError, open_delivery_log
+from bot.web.deliveries import DeliveryLog, DeliveryLogError, body_digest, open_delivery_log
 from bot.web.events import Decision, route
 from bot.web.operations import Operations, install_operations
 from bot.web.payload import PayloadError, parse
@@ -89,15 +91,29 @@ def create_app(
             return answer(200, {"status": "ignored", "reason": decision.reason}, line)
         if delivery_log.seen_or_record(delivery_id):
             return answer(200, {"status": "duplicate"}, f"{line} decision=duplicate")
+        digest = body_digest(body)
+        try:
+            replayed = delivery_log.seen_or_record(digest, "body")
+        except BaseException:
+            delivery_log.forget(delivery_id)
+            raise
+        if replayed:
+            # The id is new but the bytes are not: nothing to queue, and nothing of this id
+            # to keep (the body's own record already answers every later copy).
+            delivery_log.forget(delivery_id)
+            ignored: dict[str, object] = {"status": "ignored", "reason": "duplicate body"}
+            return answer(202, ignored, f"{line} decision=duplicate-body")
         try:
             queue.submit(job)
         except BaseException:
-            # Not accepted: release the claim so GitHub's redelivery is queued, then let
+            # Not accepted: release the claims so GitHub's redelivery is queued, then let
             # the error handlers answer (503 for QueueError).
             delivery_log.forget(delivery_id)
+            delivery_log.forget(digest, "body")
             raise
         try:
             delivery_log.confirm(delivery_id)
+            delivery_log.confirm(digest, "body")
         except DeliveryLogError as exc:
             # The job is accepted, so answer 202: a 503 would invite a redelivery. The
             # claim still guards the id for its lease; the worker absorbs a late duplicate.

@@ -1,14 +1,20 @@
-"""The delivery log: which ``X-GitHub-Delivery`` ids have already been queued.
+"""The delivery log: which ``X-GitHub-Delivery`` ids, and which bodies, have already been
+queued.
 
 GitHub sends the same id again on a redelivery, so a job is queued at most once per id.
+A body is queued at most once too, whatever id comes with it: every event's payload
+carries its own ids and times, so the same bytes under a new id are a replay of a signed
+delivery (captured from a log or a proxy), never a new event. Bodies are kept as their
+SHA-256 (:func:`body_digest`), with the same leases and retention as ids (``kind="body"``).
 The webhook uses it in three steps so that a crash at any point loses nothing:
 
 1. ``seen_or_record(id)`` atomically *claims* the id for ``claim_seconds`` (a short
-   lease); a concurrent or later copy of the delivery sees it and is not queued.
-2. The job is submitted. If submitting fails, ``forget(id)`` drops the claim and the
+   lease); a concurrent or later copy of the delivery sees it and is not queued. Then
+   ``seen_or_record(digest, kind="body")`` claims the body the same way.
+2. The job is submitted. If submitting fails, ``forget`` drops both claims and the
    webhook answers 503, so GitHub's redelivery can queue it.
-3. ``confirm(id)`` keeps the id for ``retention_seconds`` (GitHub redelivers up to three
-   days back).
+3. ``confirm`` keeps the id and the body for ``retention_seconds`` (GitHub redelivers up
+   to three days back).
 
 If the process dies between 1 and 3, the lease runs out and a redelivery is queued again:
 at worst a job is queued twice (the worker is idempotent per PR head and delivery id),
@@ -18,13 +24,14 @@ copies arriving together both be queued.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from bot.errors import GitNeuralError
 from bot.web.settings import WebSettings
@@ -37,22 +44,49 @@ RETENTION_SECONDS: Final = 7 * 24 * 3600.0
 _PURGE_EVERY: Final = 1000
 _BUSY_SECONDS: Final = 10.0
 
+#: What a key names: a delivery's ``X-GitHub-Delivery`` id, or a body's digest.
+Kind = Literal["delivery", "body"]
+_TABLES: Final[dict[str, str]] = {"delivery": "deliveries", "body": "bodies"}
+
+
+def _statements(table: str) -> dict[str, str]:
+    # ``table`` is one of the fixed names above, never text from a request.
+    return {
+        "create": f"CREATE TABLE IF NOT EXISTS {table} "
+        "(id TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID",
+        # One statement, so one write transaction: insert the key, or take over an
+        # expired claim; a live row is left alone and nothing changes.
+        "claim": f"INSERT INTO {table} (id, expires) VALUES (?, ?) "  # noqa: S608
+        f"ON CONFLICT (id) DO UPDATE SET expires = excluded.expires WHERE {table}.expires <= ?",
+        "confirm": f"UPDATE {table} SET expires = ? WHERE id = ?",  # noqa: S608
+        "forget": f"DELETE FROM {table} WHERE id = ?",  # noqa: S608
+        "purge": f"DELETE FROM {table} WHERE expires <= ?",  # noqa: S608
+    }
+
+
+_SQL: Final = {kind: _statements(table) for kind, table in _TABLES.items()}
+
+
+def body_digest(body: bytes) -> str:
+    """The key of a raw webhook body: its SHA-256, in hex."""
+    return hashlib.sha256(body).hexdigest()
+
 
 class DeliveryLogError(GitNeuralError):
     """The delivery log cannot be read or written (the webhook answers 503)."""
 
 
 class DeliveryLog(Protocol):
-    def seen_or_record(self, delivery_id: str) -> bool:
-        """``True`` if the id is already claimed or recorded; else claim it, ``False``."""
+    def seen_or_record(self, key: str, kind: Kind = "delivery") -> bool:
+        """``True`` if the key is already claimed or recorded; else claim it, ``False``."""
         ...
 
-    def confirm(self, delivery_id: str) -> None:
-        """The job of a claimed id was accepted: remember the id for the retention time."""
+    def confirm(self, key: str, kind: Kind = "delivery") -> None:
+        """The job of a claimed key was accepted: remember it for the retention time."""
         ...
 
-    def forget(self, delivery_id: str) -> None:
-        """The job of a claimed id was not accepted: let a redelivery claim it."""
+    def forget(self, key: str, kind: Kind = "delivery") -> None:
+        """The job of a claimed key was not accepted: let a redelivery claim it."""
         ...
 
 
@@ -79,10 +113,8 @@ class SQLiteDeliveryLog:
                 f"cannot create {path.parent} for the delivery log ({exc.strerror}): "
                 "set GITNEURAL_DATA_DIR to a writable directory"
             ) from None
-        self._run(
-            "CREATE TABLE IF NOT EXISTS deliveries "
-            "(id TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID"
-        )
+        for sql in _SQL.values():
+            self._run(sql["create"])
 
     def _connection(self) -> sqlite3.Connection:
         # One connection per thread and per process: sqlite3 connections must not cross
@@ -106,29 +138,20 @@ class SQLiteDeliveryLog:
                 "GITNEURAL_DATA_DIR, or use Redis with GITNEURAL_DEDUPE_URL"
             ) from None
 
-    def seen_or_record(self, delivery_id: str) -> bool:
+    def seen_or_record(self, key: str, kind: Kind = "delivery") -> bool:
         now = self._clock()
-        # One statement, so one write transaction: insert the id, or take over an
-        # expired claim; a live row is left alone and nothing changes.
-        changed = self._run(
-            "INSERT INTO deliveries (id, expires) VALUES (?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET expires = excluded.expires "
-            "WHERE deliveries.expires <= ?",
-            (delivery_id, now + self._claim, now),
-        )
+        changed = self._run(_SQL[kind]["claim"], (key, now + self._claim, now))
         self._local.claims += 1
         if self._local.claims % _PURGE_EVERY == 0:
-            self._run("DELETE FROM deliveries WHERE expires <= ?", (now,))
+            for sql in _SQL.values():
+                self._run(sql["purge"], (now,))
         return changed == 0
 
-    def confirm(self, delivery_id: str) -> None:
-        self._run(
-            "UPDATE deliveries SET expires = ? WHERE id = ?",
-            (self._clock() + self._retention, delivery_id),
-        )
+    def confirm(self, key: str, kind: Kind = "delivery") -> None:
+        self._run(_SQL[kind]["confirm"], (self._clock() + self._retention, key))
 
-    def forget(self, delivery_id: str) -> None:
-        self._run("DELETE FROM deliveries WHERE id = ?", (delivery_id,))
+    def forget(self, key: str, kind: Kind = "delivery") -> None:
+        self._run(_SQL[kind]["forget"], (key,))
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -152,7 +175,9 @@ def _use_wal(conn: sqlite3.Connection) -> None:
 
 
 class RedisDeliveryLog:
-    """Shared by every web process and host: ``SET NX`` with a TTL."""
+    """Shared by every web process and host: ``SET NX`` with a TTL. Bodies' keys have a
+    prefix of their own (``…:delivery-body:`` beside ``…:delivery:``), so no delivery id
+    can name one."""
 
     def __init__(
         self,
@@ -165,7 +190,8 @@ class RedisDeliveryLog:
         import redis  # only deployments that use Redis pay for the import
 
         self._errors = redis.RedisError
-        self._prefix = prefix
+        stem = prefix[:-1] if prefix.endswith(":") else prefix
+        self._prefixes: dict[str, str] = {"delivery": prefix, "body": f"{stem}-body:"}
         self._claim = max(1, round(claim_seconds))
         self._retention = max(1, round(retention_seconds))
         # No connection is made here; short timeouts keep a dead Redis from holding the
@@ -181,22 +207,26 @@ class RedisDeliveryLog:
             "check that Redis is up and GITNEURAL_DEDUPE_URL is right"
         )
 
-    def seen_or_record(self, delivery_id: str) -> bool:
+    def key(self, key: str, kind: Kind = "delivery") -> str:
+        """The Redis key that holds ``key``."""
+        return self._prefixes[kind] + key
+
+    def seen_or_record(self, key: str, kind: Kind = "delivery") -> bool:
         try:
-            claimed = self._redis.set(self._prefix + delivery_id, b"1", nx=True, ex=self._claim)
+            claimed = self._redis.set(self.key(key, kind), b"1", nx=True, ex=self._claim)
         except self._errors as exc:
             raise self._fail(exc) from None
         return not claimed
 
-    def confirm(self, delivery_id: str) -> None:
+    def confirm(self, key: str, kind: Kind = "delivery") -> None:
         try:
-            self._redis.set(self._prefix + delivery_id, b"2", ex=self._retention)
+            self._redis.set(self.key(key, kind), b"2", ex=self._retention)
         except self._errors as exc:
             raise self._fail(exc) from None
 
-    def forget(self, delivery_id: str) -> None:
+    def forget(self, key: str, kind: Kind = "delivery") -> None:
         try:
-            self._redis.delete(self._prefix + delivery_id)
+            self._redis.delete(self.key(key, kind))
         except self._errors as exc:
             raise self._fail(exc) from None
 

@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
+from bot.cli.pr_review import PullRef, parse_pull_ref
+from bot.errors import UsageError
 from bot.render.github import parse_marker
 from tests.cli.test_cli_review import SARIF_SCHEMA, run_cli
 from tests.support.job_world import REPO, World, job_world, submit
@@ -111,3 +114,58 @@ def test_review_pr_errors_are_one_clear_line(tmp_path: Path) -> None:
         misuse = run_cli(["review", "--post"], tmp_path, env)
         assert misuse.returncode == 2 and "--post needs --pr" in misuse.stderr
         assert w.reviews() == [] and w.stub.requests == []
+
+
+#: Names GitHub would never give an owner or a repository, and addresses of other shapes.
+NOT_PULL_REFERENCES = [
+    "../r#1",
+    "octo/..#1",
+    "octo/.#1",
+    "../../octo/app#1",
+    "octo/app/../x#1",
+    "-octo/app#1",
+    "octo-/app#1",
+    "oc--to/app#1",
+    "o_cto/app#1",
+    "a" * 40 + "/app#1",
+    "octo/" + "r" * 101 + "#1",
+    "octo/a%2e%2e#1",
+    "octo/app#0",
+    "octo/app#1#2",
+    "octo/ app#1",
+    "https://github.com/../r/pull/1",
+    "https://github.com/octo/../pull/1",
+    "https://github.com/octo/app/pull/1/../../../x/pull/2",
+    "https://github.com/octo/app/pulls/1",
+    "https://github.com/octo/app/pull/1?tab=files",
+    "https://github.com/octo/app/issues/1",
+    "ftp://github.com/octo/app/pull/1",
+]
+PULL_REFERENCES = {
+    "octo/app#7": ("octo/app", 7),
+    "a-b9/x.y_z-#12": ("a-b9/x.y_z-", 12),
+    "a" * 39 + "/" + "r" * 100 + "#1": ("a" * 39 + "/" + "r" * 100, 1),
+    "Octo-Cat/.github#3": ("Octo-Cat/.github", 3),
+    " octo/...#4 ": ("octo/...", 4),
+    "https://github.com/octo/app/pull/7": ("octo/app", 7),
+    "https://github.com/octo/app/pull/7/": ("octo/app", 7),
+}
+
+
+def test_review_pr_takes_only_github_names(tmp_path: Path) -> None:
+    # Through the command, against the fake GitHub: refused before any request is made.
+    with job_world(tmp_path) as w:
+        env = pr_env(w, tmp_path)
+        for text in ("../r#1", "octo/..#1", f"{w.gh.web_url}/octo/app/pull/1/../../../r/pull/1"):
+            done = run_cli(["review", "--pr", text], tmp_path, env)
+            assert done.returncode == 2, (text, done.stderr)
+            assert done.stderr.startswith("gitneural: error: --pr takes https://HOST/OWNER/")
+            assert done.stderr.count("\n") == 1, done.stderr
+        assert w.gh.requests() == [] and w.stub.requests == []
+    api = "https://api.github.com"
+    for text in NOT_PULL_REFERENCES:
+        with pytest.raises(UsageError, match=r"^--pr takes https://HOST/OWNER/REPO/pull/N ") as e:
+            parse_pull_ref(text, api, {})
+        assert "\n" not in str(e.value), text
+    for text, (repo, number) in PULL_REFERENCES.items():
+        assert parse_pull_ref(text, api, {}) == PullRef(repo, number), text

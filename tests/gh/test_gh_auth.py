@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import github
@@ -14,12 +14,15 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from bot.action.env import ActionEnv
+from bot.cli.pr_review import PullRef, parse_pull_ref
 from bot.errors import ConfigError
 from bot.gh.api.access_tokens import InstallationTokens
 from bot.gh.api.client import installation_client
-from bot.gh.api.credentials import AppCredentials
+from bot.gh.api.credentials import AppCredentials, github_api_url
 from bot.gh.api.errors import GitHubAuthError
 from bot.gh.api.hosts import api_host_matches
+from tests.cli.test_cli_review import run_cli
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/app"
@@ -279,3 +282,65 @@ def test_an_expired_token_is_replaced_after_invalidate(
 )
 def test_api_host_matches(api_url: str, clone_url: str, matches: bool) -> None:
     assert api_host_matches(api_url, clone_url) is matches
+
+
+# -- plain http:// beyond this machine -----------------------------------------------------
+
+
+def test_plain_http_github_beyond_loopback_is_refused_unless_allowed(
+    key_pem: str, tmp_path: Path
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    action = {
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": REPO,
+    }
+    # Every way an API URL comes in: the App (its workers), a token client (review --pr),
+    # and the Action.
+    readers: list[Callable[[dict[str, str]], str]] = [
+        lambda env: (
+            AppCredentials.from_env(
+                {"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": key_pem, **env}
+            ).api_url
+        ),
+        github_api_url,
+        lambda env: ActionEnv.from_env({**action, **env}).api_url,
+    ]
+    allow = {"GITNEURAL_ALLOW_INSECURE_GITHUB": "1"}
+    for read in readers:
+        for url in ("http://ghe.example.com/api/v3", "http://10.0.0.7", "http://localhost.example"):
+            with pytest.raises(ConfigError, match="GITNEURAL_ALLOW_INSECURE_GITHUB=1") as caught:
+                read({"GITHUB_API_URL": url})
+            assert str(caught.value).startswith("GITHUB_API_URL is plain http:// to ")
+            assert "\n" not in str(caught.value)
+            assert read({"GITHUB_API_URL": url, **allow}) == url
+        for url in (
+            "https://ghe.example.com/api/v3",
+            "http://127.0.0.1:8080/api/v3",
+            "http://127.3.2.1",
+            "http://[::1]:9000/api/v3",
+            "http://localhost:3000",
+            "http://LOCALHOST./api/v3",
+        ):
+            assert read({"GITHUB_API_URL": url}) == url
+        with pytest.raises(ConfigError, match="must be true or false"):
+            read(
+                {"GITHUB_API_URL": "http://ghe.example.com", "GITNEURAL_ALLOW_INSECURE_GITHUB": "?"}
+            )
+    # review --pr's address: the same rule, before it is compared with the API's host.
+    with pytest.raises(ConfigError, match=r"^--pr is plain http:// to 'github\.com'"):
+        parse_pull_ref("http://github.com/octo/app/pull/1", "https://api.github.com", {})
+    ghe = "http://ghe.example.com"
+    ref = parse_pull_ref(f"{ghe}/octo/app/pull/1", f"{ghe}/api/v3", allow)
+    assert ref == PullRef("octo/app", 1)
+    # And through the command: one line, exit 2, nothing sent anywhere.
+    token = "ghp_" + "x" * 8
+    for args, env in (
+        (["--pr", "octo/app#1"], {"GITHUB_API_URL": f"{ghe}/api/v3"}),
+        (["--pr", "http://github.com/octo/app/pull/1"], {}),
+    ):
+        done = run_cli(["review", *args], tmp_path, {"GITHUB_TOKEN": token, **env})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and "GITNEURAL_ALLOW_INSECURE_GITHUB=1" in done.stderr

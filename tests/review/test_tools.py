@@ -320,7 +320,9 @@ def test_a_catastrophic_regex_gives_up_in_time(tools: RepoTools, snapshot: TreeS
     started = time.monotonic()
     out = call(quick, "search", pattern="(a+)+$", regex=True)
     elapsed = time.monotonic() - started
-    assert elapsed < 6, elapsed
+    # A hang detector, not a measure (bench_tools times it): regex counts the 1 s limit
+    # in CPU time, which a loaded machine stretches in wall time.
+    assert elapsed < 60, elapsed
     assert "[search stopped after 1 s: results are partial" in out
 
 

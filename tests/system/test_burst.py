@@ -63,7 +63,7 @@ def test_each_broken_promise_is_reported() -> None:
     assert "1 slower than 10 s" in r.problems()[0]
 
     r = clean_result()
-    r.answers[2].status = 202  # the redelivery queued again
+    r.answers[2].status, r.answers[2].answer = 202, "queued"  # the redelivery queued again
     assert r.problems() == ["delivery ids queued twice: ['d2'], never: []"]
 
     r = clean_result()

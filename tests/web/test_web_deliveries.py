@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import multiprocessing
 import multiprocessing.queues
 import subprocess
@@ -12,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -20,6 +23,7 @@ from bot.web.app import create_app
 from bot.web.deliveries import (
     CLAIM_SECONDS,
     RETENTION_SECONDS,
+    DeliveryLog,
     DeliveryLogError,
     RedisDeliveryLog,
     SQLiteDeliveryLog,
@@ -27,7 +31,14 @@ from bot.web.deliveries import (
 )
 from bot.web.settings import WebSettings
 from tests.support.services import REDIS_URL, require_redis
-from tests.support.webhooks import SECRET, RecordingQueue, encode, headers_for, load
+from tests.support.webhooks import (
+    SECRET,
+    RecordingQueue,
+    encode,
+    failing_queue,
+    headers_for,
+    load,
+)
 
 
 class Clock:
@@ -244,3 +255,96 @@ def test_sqlite_log_inherited_through_fork_reconnects(tmp_path: Path) -> None:
     assert child.exitcode == 0
     assert result.get(timeout=5) is False
     assert log.seen_or_record("from-child") is True
+
+
+# ---- the same body under another delivery id ------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DeliveryLog]:
+    if request.param == "sqlite":
+        yield SQLiteDeliveryLog(tmp_path / "d.sqlite3")
+        return
+    client = require_redis()
+    # The delivery prefix's own shape, so the bodies' prefix (``…:delivery-body:``) sits
+    # under the test's namespace too and is cleaned up with it.
+    namespace = f"gitneural-test:{uuid.uuid4()}:"
+    log = RedisDeliveryLog(REDIS_URL, prefix=namespace + "delivery:")
+    yield log
+    log.close()
+    keys = list(client.scan_iter(match=namespace + "*"))
+    assert keys, "the log wrote nothing under the test's namespace"
+    client.delete(*keys)
+    client.close()
+
+
+def test_a_body_already_queued_under_another_delivery_id_is_ignored(
+    store: DeliveryLog, tmp_path: Path
+) -> None:
+    queue = RecordingQueue()
+    app = create_app(WebSettings(webhook_secret=SECRET, data_dir=tmp_path), queue, deliveries=store)
+    client = app.test_client()
+
+    def send(payload: dict[str, object], delivery: str, event: str = "pull_request") -> Any:
+        body = encode(payload)
+        headers = headers_for(event, body, delivery=delivery)
+        return client.post("/webhook", data=body, headers=headers)
+
+    opened = load("pull_request.opened.payload.json")
+    first = send(opened, "original")
+    assert (first.status_code, first.json["status"]) == (202, "queued")
+    # A captured delivery replayed with a fresh id: answered like an accepted one, not queued.
+    for replay_id in ("replayed", "replayed-again", "replayed"):
+        replay = send(opened, replay_id)
+        assert replay.status_code == 202, replay_id
+        assert replay.json == {"status": "ignored", "reason": "duplicate body"}
+    # GitHub's own redelivery (the same id) keeps its answer.
+    redelivery = send(opened, "original")
+    assert (redelivery.status_code, redelivery.json) == (200, {"status": "duplicate"})
+    assert [job.delivery_id for job in queue.jobs] == ["original"]
+    # The body is kept as long as the delivery id, by its SHA-256 (computed here, not by
+    # the code under test).
+    digest = hashlib.sha256(encode(opened)).hexdigest()
+    if isinstance(store, RedisDeliveryLog):
+        redis_client = require_redis()
+        kept = [redis_client.ttl(key) for key in (store.key("original"), store.key(digest, "body"))]
+        redis_client.close()
+        assert all(ttl > RETENTION_SECONDS - 60 for ttl in kept), kept
+    else:
+        assert store.seen_or_record(digest, "body") is True
+    # One byte different is another event: queued.
+    other = copy.deepcopy(opened)
+    other["pull_request"]["head"]["sha"] = "f" * 40
+    assert send(other, "next-push").status_code == 202
+    assert [job.delivery_id for job in queue.jobs] == ["original", "next-push"]
+    # A body whose job was refused is not remembered: another id for it is queued later.
+    third = copy.deepcopy(opened)
+    third["number"] = 99
+    third["pull_request"]["number"] = 99
+    queue.fail_with = failing_queue().fail_with
+    assert send(third, "refused").status_code == 503
+    queue.fail_with = None
+    assert send(third, "retried-under-a-new-id").status_code == 202
+    assert [job.delivery_id for job in queue.jobs][-1] == "retried-under-a-new-id"
+    # Only accepted bodies are remembered: an ignored one is ignored for its own reason.
+    ping = load("ping.with-app_id.payload.json")
+    for delivery in ("ping-1", "ping-2"):
+        pong = send(ping, delivery, event="ping")
+        assert (pong.status_code, pong.json["reason"]) == (200, "pong")
+
+
+def test_sqlite_keeps_a_body_as_long_as_a_delivery_id(tmp_path: Path) -> None:
+    clock = Clock()
+    log = SQLiteDeliveryLog(tmp_path / "d.sqlite3", clock=clock)
+    digest = hashlib.sha256(b'{"action": "opened"}').hexdigest()
+    assert log.seen_or_record("id", "delivery") is False
+    # A digest and a delivery id with the same text are different keys.
+    assert log.seen_or_record("id", "body") is False
+    assert log.seen_or_record(digest, "body") is False
+    assert log.seen_or_record(digest, "body") is True
+    log.confirm(digest, "body")
+    log.confirm("id")
+    clock.now += RETENTION_SECONDS - 1
+    assert log.seen_or_record(digest, "body") is True and log.seen_or_record("id") is True
+    clock.now += 2
+    assert log.seen_or_record(digest, "body") is False and log.seen_or_record("id") is False

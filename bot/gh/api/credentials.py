@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from bot.errors import ConfigError
-from bot.gh.api.hosts import DEFAULT_PORTS
+from bot.gh.api.hosts import DEFAULT_PORTS, require_secure_github
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -33,12 +33,12 @@ class AppCredentials:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AppCredentials:
         """Read ``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY`` or ``GITHUB_PRIVATE_KEY_PATH``,
-        and ``GITHUB_API_URL`` (default ``https://api.github.com``)."""
+        and ``GITHUB_API_URL`` (see :func:`github_api_url`)."""
         env = os.environ if env is None else env
         return cls(
             app_id=_app_id(env.get("GITHUB_APP_ID", "").strip()),
             private_key=_private_key(env),
-            api_url=_api_url(env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL),
+            api_url=github_api_url(env),
         )
 
 
@@ -86,9 +86,12 @@ def _private_key(env: Mapping[str, str]) -> str:
 
 
 def github_api_url(env: Mapping[str, str]) -> str:
-    """``GITHUB_API_URL`` checked (default ``https://api.github.com``), for clients that
-    hold a token rather than the App's key."""
-    return _api_url(env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL)
+    """``GITHUB_API_URL`` checked (default ``https://api.github.com``): the App's, a
+    workflow's and ``review --pr``'s one way to the API. Plain ``http://`` beyond
+    loopback is refused unless ``GITNEURAL_ALLOW_INSECURE_GITHUB=1``."""
+    url = _api_url(env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL)
+    require_secure_github(url, "GITHUB_API_URL", env)
+    return url
 
 
 def _api_url(value: str) -> str:

@@ -1,11 +1,20 @@
 """Which hosts an installation token may be sent to: only the GitHub ``GITHUB_API_URL``
-names, never a clone URL on another host."""
+names, never a clone URL on another host, and never in clear text across a network."""
 
 from __future__ import annotations
 
+import ipaddress
 import urllib.parse
+from collections.abc import Mapping
+from typing import Final
+
+from bot.envvars import env_bool
+from bot.errors import ConfigError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+#: ``1`` lets a token go to GitHub over plain ``http://`` beyond this machine (a GitHub
+#: Enterprise Server without TLS on a network the operator trusts).
+ALLOW_INSECURE_ENV: Final = "GITNEURAL_ALLOW_INSECURE_GITHUB"
 
 
 def _origin(url: str) -> tuple[str, str, int] | None:
@@ -33,3 +42,34 @@ def api_host_matches(api_url: str, clone_url: str) -> bool:
     if api is None or clone is None or api[0] != clone[0] or api[2] != clone[2]:
         return False
     return api[1] == clone[1] or api[1] == f"api.{clone[1]}"
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost``, 127.0.0.0/8 or ``::1``: traffic that never leaves this machine."""
+    host = host.lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_secure_github(url: str, what: str, env: Mapping[str, str]) -> None:
+    """Refuse ``url`` (named ``what`` in the error) when it is plain ``http://`` to a host
+    other than loopback, unless ``GITNEURAL_ALLOW_INSECURE_GITHUB=1``.
+
+    Every request to it carries a token (an installation's, a workflow's or a person's),
+    and git fetches send it too: over ``http://`` anyone on the path can read it. Loopback
+    stays allowed (a tunnel, a local proxy, the tests' fake GitHub).
+    """
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme != "http" or is_loopback(parts.hostname or ""):
+        return
+    if env_bool(env, ALLOW_INSECURE_ENV, False):
+        return
+    host = (parts.hostname or "")[:100]
+    raise ConfigError(
+        f"{what} is plain http:// to {host!r}, which would send the GitHub token "
+        f"unencrypted: use https://, or set {ALLOW_INSECURE_ENV}=1 on a network you trust"
+    )

@@ -8,7 +8,10 @@ per file and matches returned. We chose the timeout over rejecting nested quanti
 ``re`` cannot be interrupted in a thread). ``regex`` measures its timeout in CPU time, so
 on a heavily loaded machine a search can overrun its wall-clock budget proportionally.
 Files are searched *after* secret redaction, so a pattern cannot probe a secret
-character by character ("does ``ghp_a`` match?").
+character by character ("does ``ghp_a`` match?"). The pattern and ``path_glob`` are
+compiled within bounds by :mod:`bot.review.tools.regexes` and :mod:`bot.review.tools.globs`;
+the scan's deadline is set before either, so one limit covers compiling, walking and
+matching.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import regex
 
 from bot.domain.change import Snapshot
 from bot.review.secrets.redaction import redact_text
-from bot.review.tools.paths import ToolError, normalize, shown
+from bot.review.tools.paths import ToolError, shown
 from bot.text import decode_text
 
 #: git's own heuristic: a NUL in the first 8,000 bytes means binary.
@@ -55,69 +58,6 @@ class SearchResult:
 
 def is_binary(head: bytes) -> bool:
     return b"\0" in head[:BINARY_PROBE]
-
-
-def glob_matcher(path_glob: str | None) -> Callable[[str], bool]:
-    """Which paths a ``path_glob`` selects.
-
-    No wildcard: that file or directory (``src``, ``src/app.py``). No ``/``: the file
-    name in any directory (``*.py``). Otherwise the whole path, where ``*`` and ``?`` stay
-    within one directory and ``**`` spans any number (``src/**/*.ts``).
-    """
-    if not path_glob or path_glob.strip() in ("", ".", "*", "**"):
-        return lambda path: True
-    glob = path_glob.strip().lstrip("/")
-    if not any(c in glob for c in "*?["):
-        prefix = normalize(glob)
-        if not prefix:
-            return lambda path: True
-        return lambda path: path == prefix or path.startswith(prefix + "/")
-    if "/" not in glob.rstrip("/"):
-        compiled = re.compile(_translate(glob.rstrip("/")))
-        return lambda path: compiled.fullmatch(path.rpartition("/")[2]) is not None
-    compiled = re.compile(_translate(glob))
-    return lambda path: compiled.fullmatch(path) is not None
-
-
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[" and (close := glob.find("]", i + 2)) > 0:
-            body = glob[i + 1 : close].replace("\\", "\\\\")
-            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
-            i = close + 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    if glob.endswith("/"):
-        out.append(".*")
-    return "".join(out)
-
-
-def compile_search(pattern: str, is_regex: bool) -> regex.Pattern[str]:
-    if not pattern:
-        raise ToolError("the search pattern is empty")
-    if "\n" in pattern:
-        raise ToolError("search matches within one line: the pattern cannot contain a newline")
-    if not is_regex:
-        return regex.compile(regex.escape(pattern))
-    try:
-        return regex.compile(pattern, regex.MULTILINE)
-    except (regex.error, OverflowError, RecursionError) as exc:
-        raise ToolError(f"invalid regex {shown(pattern)}: {exc}") from None
 
 
 def definition_pattern(symbol: str) -> tuple[str, regex.Pattern[str]]:
@@ -172,13 +112,14 @@ class Scanner:
         max_matches: int,
         max_files: int,
         max_file_bytes: int,
-        timeout_s: float,
+        deadline: float,
     ) -> None:
         self._snapshot = snapshot
         self._max_matches = max_matches
         self._max_files = max_files
         self._max_file_bytes = max_file_bytes
-        self._deadline = time.monotonic() + timeout_s
+        #: ``time.monotonic()`` deadline, set before the pattern and glob were compiled.
+        self._deadline = deadline
         self.result = SearchResult()
 
     def _remaining(self) -> float:
@@ -198,13 +139,14 @@ class Scanner:
         """
         result = self.result
         for path in self._snapshot.walk():
+            # Checked for every path, selected or not: the walk and the glob count too.
+            if self._remaining() <= 0:
+                result.timed_out = True
+                return
             if not selected(path):
                 continue
             if result.files_scanned >= self._max_files:
                 result.file_limit = True
-                return
-            if self._remaining() <= 0:
-                result.timed_out = True
                 return
             size = self._snapshot.size(path)
             if size is not None and size > self._max_file_bytes:

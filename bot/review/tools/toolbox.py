@@ -11,25 +11,25 @@ size-capped. A result is untrusted text for a ``tool`` message; nothing here act
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import regex
 
 from bot.domain.change import Snapshot
 from bot.errors import GitNeuralError
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.arguments import parse_arguments
+from bot.review.tools.globs import glob_matcher
 from bot.review.tools.paths import ToolError, normalize, resolve, shown
-from bot.review.tools.search import (
-    Scanner,
-    SearchResult,
-    compile_search,
-    definition_pattern,
-    glob_matcher,
-    is_binary,
-)
+from bot.review.tools.reading import CACHE_MIN_BYTES, FileCache, FileLines, undecodable
+from bot.review.tools.regexes import compile_search
+from bot.review.tools.search import Scanner, SearchResult, definition_pattern
 from bot.review.tools.specs import tool_definitions
-from bot.text import decode_text, printable
+from bot.text import printable
 
 __all__ = ["RepoTools", "ToolError", "ToolLimits"]
 
@@ -54,33 +54,30 @@ class ToolLimits:
     max_search_file_bytes: int = 2_000_000
     #: read_file refuses larger files without reading them.
     max_read_bytes: int = 100_000_000
+    #: Bytes of large files kept per snapshot (one file of max_read_bytes), so paging
+    #: through one reads it once.
+    read_cache_bytes: int = 100_000_000
 
 
-def _count_lines(data: bytes) -> int:
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-
-
-def _undecodable(data: bytes) -> bool:
-    """Not text: a NUL, or invalid UTF-8 with many control bytes (a legacy-encoded text
-    file has few)."""
-    head = data[:8000]
-    if is_binary(head):
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 3:
-            controls = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
-            return controls > len(head) // 100
-    return False
+#: What a hostile argument can still raise inside a tool (a regex the bounds let through
+#: that the engine rejects, a pattern that overflows, memory a call could not get, a
+#: timeout): each becomes the call's one-line result.
+_TOOL_FAILURES = (
+    re.error,
+    regex.error,
+    MemoryError,
+    OverflowError,
+    RecursionError,
+    TimeoutError,
+    ValueError,
+)
 
 
 class RepoTools:
     def __init__(self, snapshot: Snapshot, *, limits: ToolLimits | None = None) -> None:
         self._snapshot = snapshot
         self.limits = limits or ToolLimits()
+        self._files = FileCache(self.limits.read_cache_bytes)
         self._handlers: dict[str, Callable[..., str]] = {
             "read_file": self.read_file,
             "search": self.search,
@@ -106,6 +103,12 @@ class RepoTools:
         except (GitNeuralError, OSError) as exc:
             # The snapshot itself failed (a missing object, an unreadable work-tree file).
             return self._finish(f"error: {name} failed: {type(exc).__name__}: {exc}")
+        except _TOOL_FAILURES as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else "no detail"
+            return self._finish(
+                f"error: {name} failed: {type(exc).__name__}: {shown(detail)}; change the "
+                "arguments (a simpler pattern, a narrower path_glob, a smaller window)"
+            )
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -122,18 +125,18 @@ class RepoTools:
                 f"{shown(real)} is too large to read ({size:,} bytes); use search with "
                 f"path_glob={shown(real)} to find the lines you need"
             )
-        data = self._snapshot.read(real)
-        if data is None:
+        file = self._lines(real, size)
+        if file is None:
             raise ToolError(f"{shown(real)} cannot be read as a file")
-        if _undecodable(data):
-            return f"{printable(real)}: binary file, {len(data):,} bytes (not shown)"
-        total = _count_lines(data)
+        if undecodable(file.data):
+            return f"{printable(real)}: binary file, {len(file.data):,} bytes (not shown)"
+        total = file.total
         if total == 0:
             return f"{printable(real)}: empty file"
         start, end = self._window(start_line, end_line, total)
         last_wanted = end
         end = min(end, start + self.limits.max_lines - 1)
-        lines = self._redacted_lines(data, start, end, total)
+        lines = self._redacted_lines(file, start, end)
         width = len(str(end))
         out: list[str] = []
         # Room for the header and the truncation note within max_bytes.
@@ -157,10 +160,12 @@ class RepoTools:
 
     def search(self, pattern: str, path_glob: str | None = None, regex: bool = False) -> str:
         """``path:line: text`` for each line matching ``pattern`` (literal unless regex)."""
+        # One time limit for compiling the pattern and the glob, walking and matching.
+        started = time.monotonic()
         compiled = compile_search(pattern, regex)
         selected = glob_matcher(path_glob)
         needle = b"" if regex else pattern.encode("utf-8", "surrogateescape")
-        result = self._scanner().grep(compiled, selected, needle)
+        result = self._scanner(started).grep(compiled, selected, needle)
         where = f" in {shown(path_glob)}" if path_glob else ""
         empty = f"no matches for {shown(pattern)}{where} ({result.files_scanned:,} files searched)"
         return self._report(result, empty)
@@ -197,7 +202,7 @@ class RepoTools:
     def find_definition(self, symbol: str) -> str:
         """Lines that define ``symbol`` (def/class/func/fn/type/struct/… across languages)."""
         name, pattern = definition_pattern(symbol)
-        result = self._scanner().definitions(name, pattern)
+        result = self._scanner(time.monotonic()).definitions(name, pattern)
         empty = (
             f"no definition of {shown(name)} found ({result.files_scanned:,} files searched); "
             f"try search for {shown(name)}"
@@ -217,14 +222,19 @@ class RepoTools:
             raise ToolError(f"end_line {end} is before start_line {start}")
         return start, min(end, total)
 
-    def _redacted_lines(self, data: bytes, start: int, end: int, total: int) -> list[str]:
+    def _lines(self, real: str, size: int | None) -> FileLines | None:
+        """The file's lines: a large file from the cache, read once per snapshot."""
+        if size is not None and size < CACHE_MIN_BYTES:
+            data = self._snapshot.read(real)
+            return None if data is None else FileLines(data)
+        return self._files.get(real, lambda: self._snapshot.read(real))
+
+    def _redacted_lines(self, file: FileLines, start: int, end: int) -> list[str]:
         """Lines ``start..end``, redacted with a margin around them, long lines cut."""
-        low = max(1, start - _REDACTION_MARGIN)
-        high = min(total, end + _REDACTION_MARGIN)
         cap = self.limits.max_line_chars
-        raw = data.split(b"\n", high)[low - 1 : high]
-        window = "\n".join(decode_text(piece[: cap * 4 + _LINE_SLACK_BYTES]) for piece in raw)
-        lines = redact_text(window)[0].split("\n")[start - low : end - low + 1]
+        lines = file.redacted_window(
+            start, end, margin=_REDACTION_MARGIN, max_line_bytes=cap * 4 + _LINE_SLACK_BYTES
+        )
         out = []
         for line in lines:
             text = line.removesuffix("\r")
@@ -233,20 +243,27 @@ class RepoTools:
             out.append(printable(text))
         return out
 
-    def _scanner(self) -> Scanner:
+    def _scanner(self, started: float) -> Scanner:
         return Scanner(
             self._snapshot,
             max_matches=self.limits.max_matches,
             max_files=self.limits.max_files_scanned,
             max_file_bytes=self.limits.max_search_file_bytes,
-            timeout_s=self.limits.search_timeout_s,
+            deadline=started + self.limits.search_timeout_s,
         )
 
     def _report(self, result: SearchResult, empty: str) -> str:
+        limits = self.limits
+        if result.timed_out and not result.hits:
+            # One line the model can act on, not "no matches" followed by a caveat.
+            return self._finish(
+                f"[search stopped after {limits.search_timeout_s:g} s: results are partial, "
+                f"no match in the {result.files_scanned:,} files searched; simplify the "
+                "pattern or narrow path_glob]"
+            )
         rows = [f"{printable(h.path)}:{h.line}: {printable(h.text)}" for h in result.hits]
         if not rows:
             rows.append(empty)
-        limits = self.limits
         if result.more:
             rows.append(
                 f"[truncated: showing the first {limits.max_matches:,} matching lines; "

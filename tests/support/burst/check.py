@@ -128,7 +128,9 @@ class BurstResult:
                 f"{len(unanswered)} unanswered, {len(not_2xx)} not 2xx "
                 f"({Counter(a.status for a in not_2xx)}), {len(late)} slower than 10 s"
             )
-        queued: Counter[str] = Counter(a.delivery.id for a in self.answers if a.status == 202)
+        queued: Counter[str] = Counter(
+            a.delivery.id for a in self.answers if (a.status, a.answer) == (202, "queued")
+        )
         ids = {a.delivery.id for a in self.answers}
         twice = [i for i in ids if queued[i] > 1]
         never = [i for i in ids if queued[i] == 0]

@@ -15,7 +15,8 @@ its neighbours.
 The plan (``check.BurstPlan``): ``prs`` pull requests; round 0 delivers ``opened``
 for each, every later round pushes a new head to each PR on the fake GitHub and then
 delivers its ``synchronize`` (``send``). Some synchronize events are sent again for
-the same head with a new delivery id (GitHub repeating an event), and ``redeliveries``
+the same head with a new delivery id and a newer ``updated_at`` (GitHub repeating an
+event; the same bytes under a new id would be a replay, never queued), and ``redeliveries``
 deliveries are sent again with the same id and body, half racing their original and
 half rounds later. The result is checked by ``check.BurstResult.problems``.
 """
@@ -203,7 +204,7 @@ class BurstRig:
         started = time.monotonic()
         answers = asyncio.run(sender.burst())
         burst_seconds = time.monotonic() - started
-        queued = sum(1 for a in answers if a.status == 202)
+        queued = sum(1 for a in answers if (a.status, a.answer) == (202, "queued"))
 
         def ended() -> Counter[str]:
             for proc in procs:

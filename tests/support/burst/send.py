@@ -51,6 +51,11 @@ class Sender:
                 "pull_request.draft": False,
                 "repository.full_name": REPO,
                 "installation.id": 1,
+                # Each event its own time, as on GitHub: a repeated event is not the same
+                # bytes (those are a replay, answered "duplicate body" and never queued).
+                "pull_request.updated_at": time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_700_000_000 + self._ids)
+                ),
             },
         )
         if action == "synchronize":
