@@ -34,6 +34,7 @@ from typing import Literal
 
 from bot.domain.results import ReviewResult
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
+from bot.extras import require
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.mirror import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
@@ -44,7 +45,6 @@ from workers.context import WorkerContext
 from workers.eyes import add_eyes_reaction
 from workers.job_check import JobCheck
 from workers.job_errors import TransientJobError
-from workers.memory import recall
 from workers.prchange import PullChange
 from workers.publish import Publication, check_output, publish
 from workers.reviewing import (
@@ -106,6 +106,9 @@ def run_review_job(
     ``redelivered``: the broker handed this job out before (its worker died), so a check
     run it left in progress is carried on rather than a second one started.
     """
+    if ctx.store is None:
+        # Said before any request: the review's memory needs the store (its extra).
+        require("store", "a review posted on a pull request")
     run = _JobRun(job, ctx, still_current, redelivered)
     try:
         outcome = run.run()
@@ -168,6 +171,9 @@ class _JobRun:
             return self._review(pull)
 
     def _review(self, pull: PullInfo) -> JobOutcome:
+        # The memory's tables (SQLAlchemy) load with the first review that posts.
+        from workers.memory import recall
+
         job = self.job
         try:
             mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)

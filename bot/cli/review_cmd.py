@@ -86,11 +86,10 @@ def load_change(args: argparse.Namespace) -> Change:
         has_staged_changes,
         open_repo,
         range_change,
-        resolve_commit,
+        snapshot_at,
         staged_change,
         worktree_change,
     )
-    from bot.git.snapshots import TreeSnapshot
 
     if args.head and not args.base:
         raise UsageError("--head needs --base")
@@ -100,8 +99,7 @@ def load_change(args: argparse.Namespace) -> Change:
             repo = open_repo(args.repo)
         except GitError:
             return Change(diff=diff, title=f"diff {args.diff}")
-        head = None if repo.head_is_unborn else resolve_commit(repo, "HEAD")
-        trusted = TreeSnapshot(repo, head) if head is not None else None
+        trusted = None if repo.head_is_unborn else snapshot_at(repo, "HEAD")
         return Change(diff=diff, trusted=trusted, title=f"diff {args.diff}")
     repo = open_repo(args.repo)
     if args.base:

@@ -12,6 +12,7 @@ nothing to send needs no key; the CLI checks the key up front itself.
 
 from __future__ import annotations
 
+import importlib
 import random
 import threading
 import time
@@ -23,6 +24,7 @@ from bot.effort import Effort
 from bot.errors import (
     ModelError,
     ModelOutputError,
+    ModelStalledError,
     ModelTimeoutError,
 )
 from bot.llm.budget import request_tokens, take
@@ -157,13 +159,18 @@ class K3Client:
         timeout = self.settings.request_timeout
         if deadline is not None:
             timeout = max(0.001, min(timeout, deadline - time.monotonic()))
+        # A stream sends bytes as the model works (reasoning too): silence for longer than
+        # stall_timeout (httpx's read timeout: between two bytes) is a hung server. A
+        # request without a stream is silent until its whole answer is ready.
+        stall = self.settings.stall_timeout
+        read = min(timeout, stall) if stream else timeout
         # Only these fields, ever: K3 answers 400 to sampling parameters.
         request: dict[str, Any] = {
             "model": self.model,
             "messages": cast(Any, messages),
             "max_completion_tokens": max_completion_tokens,
             "reasoning_effort": self.effort,
-            "timeout": openai.Timeout(timeout, connect=min(timeout, 30.0)),
+            "timeout": openai.Timeout(timeout, connect=min(timeout, 30.0), read=read),
         }
         if tools:
             request["tools"] = cast(Any, tools)
@@ -175,6 +182,15 @@ class K3Client:
                 turn = self._streamed(request, deadline, progress, attempt)
             else:
                 turn = self._single(request)
+        except _timeouts(openai) as exc:
+            # Before the stream starts the SDK wraps httpx's timeout; during it, it does not.
+            metrics.model_request("network")
+            if not stream or read >= timeout or not _read_timeout(exc):
+                raise connection_failure(exc, self._ctx) from None
+            raise ModelStalledError(
+                f"the model API at {self._ctx.where} sent nothing for {stall:.0f}s (stalled); "
+                "check the server, or raise stall_timeout in [review] of .gitneural.toml"
+            ) from None
         except openai.APIStatusError as exc:
             status = str(exc.status_code)
             failure = status_failure(exc.status_code, exc.body, exc.response.headers, self._ctx)
@@ -276,6 +292,23 @@ class K3Client:
             f"no answer from the model within the time budget ({budget:.0f}s){tail}; "
             "raise the timeout or use a lower effort"
         )
+
+
+def _timeouts(openai: Any) -> tuple[type[BaseException], ...]:
+    """The timeouts a request can end with: the SDK's, and those of the httpx it uses
+    (``httpx`` or its successor, whichever ``openai.Timeout`` comes from)."""
+    httpx = importlib.import_module(openai.Timeout.__module__.partition(".")[0])
+    return (openai.APITimeoutError, httpx.TimeoutException)
+
+
+def _read_timeout(exc: BaseException) -> bool:
+    """Whether the timeout was one of reading (the connection was open), not of connecting."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "ReadTimeout":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _check_protocol(client: K3Client) -> ModelClient:

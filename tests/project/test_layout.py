@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "bot",
             "bot.errors",
+            "bot.extras",
             "bot.text",
             "bot.effort",
             "bot.usage",
