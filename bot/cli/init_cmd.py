@@ -128,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     if clashes and not args.force:
         raise UsageError(
-            f"{' and '.join(clashes)} exist already: nothing was written (--force overwrites them)"
+            f"{' and '.join(clashes)} {'exists' if len(clashes) == 1 else 'exist'} already: "
+            "nothing was written (--force overwrites)"
         )
     for w in writes:
         name = w.path.relative_to(top).as_posix()
