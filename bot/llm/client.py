@@ -12,8 +12,8 @@ nothing to send needs no key; the CLI checks the key up front itself.
 
 from __future__ import annotations
 
-import importlib
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -295,10 +295,14 @@ class K3Client:
 
 
 def _timeouts(openai: Any) -> tuple[type[BaseException], ...]:
-    """The timeouts a request can end with: the SDK's, and those of the httpx it uses
-    (``httpx`` or its successor, whichever ``openai.Timeout`` comes from)."""
-    httpx = importlib.import_module(openai.Timeout.__module__.partition(".")[0])
-    return (openai.APITimeoutError, httpx.TimeoutException)
+    """The timeouts a request can end with: the SDK's, and those of the HTTP library it
+    loaded (httpx, or its successor httpx2), which a stream raises unwrapped."""
+    found: list[type[BaseException]] = [openai.APITimeoutError]
+    for name in ("httpx", "httpx2"):
+        timeout = getattr(sys.modules.get(name), "TimeoutException", None)
+        if isinstance(timeout, type) and issubclass(timeout, BaseException):
+            found.append(timeout)
+    return tuple(found)
 
 
 def _read_timeout(exc: BaseException) -> bool:

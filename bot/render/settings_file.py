@@ -52,9 +52,9 @@ def _field_docs(cls: type[Any]) -> dict[str, str]:
             pending.append(line[2:].strip())
             continue
         name, colon, _ = line.partition(":")
-        if colon and name.isidentifier() and not line.startswith(("def ", "class ")):
-            if pending:
-                docs[name] = " ".join(pending)
+        is_field = colon and name.isidentifier() and not line.startswith(("def ", "class "))
+        if is_field and pending:
+            docs[name] = " ".join(pending)
         pending = []
     return docs
 
