@@ -158,6 +158,7 @@ def light_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the install fetches every package from the index
 def test_the_light_install_reviews_a_repository_and_lacks_the_server(
     light_venv: Path, planted: Path
 ) -> None:
