@@ -13,7 +13,6 @@ nothing to send needs no key; the CLI checks the key up front itself.
 from __future__ import annotations
 
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +23,6 @@ from bot.effort import Effort
 from bot.errors import (
     ModelError,
     ModelOutputError,
-    ModelStalledError,
     ModelTimeoutError,
 )
 from bot.llm.budget import request_tokens, take
@@ -33,8 +31,11 @@ from bot.llm.errors import (
     RetryableFailure,
     connection_failure,
     cut_failure,
+    read_timeout,
+    stalled,
     status_failure,
     stream_error_failure,
+    timeouts,
 )
 from bot.llm.settings import LLMSettings
 from bot.llm.stream import ProgressEmitter, TurnBuilder, turn_from_completion
@@ -182,15 +183,12 @@ class K3Client:
                 turn = self._streamed(request, deadline, progress, attempt)
             else:
                 turn = self._single(request)
-        except _timeouts(openai) as exc:
+        except timeouts(openai) as exc:
             # Before the stream starts the SDK wraps httpx's timeout; during it, it does not.
             metrics.model_request("network")
-            if not stream or read >= timeout or not _read_timeout(exc):
+            if not stream or read >= timeout or not read_timeout(exc):
                 raise connection_failure(exc, self._ctx) from None
-            raise ModelStalledError(
-                f"the model API at {self._ctx.where} sent nothing for {stall:.0f}s (stalled); "
-                "check the server, or raise stall_timeout in [review] of .gitneural.toml"
-            ) from None
+            raise stalled(self._ctx, stall) from None
         except openai.APIStatusError as exc:
             status = str(exc.status_code)
             failure = status_failure(exc.status_code, exc.body, exc.response.headers, self._ctx)
@@ -292,27 +290,6 @@ class K3Client:
             f"no answer from the model within the time budget ({budget:.0f}s){tail}; "
             "raise the timeout or use a lower effort"
         )
-
-
-def _timeouts(openai: Any) -> tuple[type[BaseException], ...]:
-    """The timeouts a request can end with: the SDK's, and those of the HTTP library it
-    loaded (httpx, or its successor httpx2), which a stream raises unwrapped."""
-    found: list[type[BaseException]] = [openai.APITimeoutError]
-    for name in ("httpx", "httpx2"):
-        timeout = getattr(sys.modules.get(name), "TimeoutException", None)
-        if isinstance(timeout, type) and issubclass(timeout, BaseException):
-            found.append(timeout)
-    return tuple(found)
-
-
-def _read_timeout(exc: BaseException) -> bool:
-    """Whether the timeout was one of reading (the connection was open), not of connecting."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if type(seen).__name__ == "ReadTimeout":
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _check_protocol(client: K3Client) -> ModelClient:

@@ -37,7 +37,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "bot",
             "bot.errors",
-            "bot.extras",
             "bot.text",
             "bot.effort",
             "bot.usage",
@@ -50,7 +49,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary: the diff, the change, the results", ("bot.domain",)),
     (
         "settings and jobs, budgets, metrics and log lines",
-        ("bot.config", "bot.envvars", "bot.jobs", "bot.budgets", "bot.metrics", "bot.logs"),
+        (
+            "bot.config",
+            "bot.envvars",
+            "bot.extras",
+            "bot.jobs",
+            "bot.budgets",
+            "bot.metrics",
+            "bot.logs",
+        ),
     ),
     ("git and the model client", ("bot.git", "bot.llm")),
     ("the review core", (CORE,)),
