@@ -88,6 +88,10 @@ class ReviewSettings:
     related_context: bool = True
     #: Tokens of that related code per prompt, at most.
     related_max_tokens: int = 8_000
+    #: Seconds ``gitneural review`` may take in all (``--timeout``); then it gives up.
+    timeout: float = 1200.0
+    #: Seconds without a byte from the model before a request is given up as stalled.
+    stall_timeout: float = 120.0
 
 
 @dataclass
@@ -207,6 +211,10 @@ def _check_value(key: str, value: Any, hint: Any) -> Any:
     raise AssertionError(f"unhandled setting type {hint!r}")  # pragma: no cover
 
 
+def _keys(cls: type[Any]) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
 def _section(name: str, cls: type[Any], table: Any) -> Any:
     if not isinstance(table, dict):
         raise ConfigError(f"[{name}] must be a table, not {table!r}")
@@ -231,6 +239,12 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
     parts: dict[str, Any] = {}
     try:
         for name, table in data.items():
+            if name not in sections and not isinstance(table, dict):
+                homes = [s for s in sections if name in _keys(hints[s])] or list(sections)
+                raise ConfigError(
+                    f"{name} is outside any section: put it under "
+                    f"{' or '.join(f'[{s}]' for s in homes)}"
+                )
             if name not in sections:
                 raise ConfigError(
                     f"unknown section [{name}] (known: {', '.join(f'[{s}]' for s in sections)})"

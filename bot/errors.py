@@ -66,6 +66,14 @@ class ModelUnavailableError(ModelError):
         self.retry_after = retry_after
 
 
+class ModelStalledError(ModelUnavailableError):
+    """The server took the request and then sent nothing for ``stall_timeout`` seconds.
+
+    Not retried within the request (the same server would most likely hang again), but
+    transient for the App's workers: a later try may meet a server that answers.
+    """
+
+
 class ContextTooLongError(ModelError):
     """The prompt exceeded the model's context window."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.config import HookSettings
 from bot.domain.results import Finding, ReviewResult, Severity
 from bot.effort import Effort
-from bot.errors import EXIT_FINDINGS, EXIT_OK, GitNeuralError
+from bot.errors import EXIT_FINDINGS, EXIT_OK, GitNeuralError, ModelTimeoutError
 
 SKIP_HINT = "set GITNEURAL_SKIP=1 to skip the review once"
 
@@ -59,10 +59,22 @@ def verdict(results: list[ReviewResult], policy: HookPolicy) -> tuple[int, str |
     )
 
 
+def _reason(error: GitNeuralError, policy: HookPolicy) -> str:
+    """The error, or, when the hook's own time ran out, the setting that gives it more."""
+    if not isinstance(error, ModelTimeoutError):
+        return str(error)
+    lower = "" if policy.effort == "low" else f", or a lower effort than {policy.effort}"
+    return (
+        f"no answer from the model within the hook's {policy.timeout:.0f}s: raise timeout "
+        f"in [hook] of .gitneural.toml (or --timeout){lower}"
+    )
+
+
 def cannot_review(error: GitNeuralError, policy: HookPolicy) -> tuple[int, str]:
     """Fail open (exit 0 with a warning) unless strict: the one line the user sees."""
+    error_text = _reason(error, policy)
     if policy.strict:
         return max(error.exit_code, EXIT_FINDINGS), (
-            f"gitneural: refused: the review could not run (strict): {error}; or {SKIP_HINT}"
+            f"gitneural: refused: the review could not run (strict): {error_text}; or {SKIP_HINT}"
         )
-    return EXIT_OK, f"gitneural: warning: not reviewed, going ahead: {error}"
+    return EXIT_OK, f"gitneural: warning: not reviewed, going ahead: {error_text}"

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return run_action(os.environ, sys.stdout)
     except GitNeuralError as exc:
-        # An annotation on the run's page; bot.cli.main prints the line and picks the code.
+        # An annotation on the run's page, which the job's log shows as the error line:
+        # said once (not again by bot.cli.main on stderr, which the log interleaves).
         print(workflow_command("error", str(exc)), flush=True)
-        raise
+        return exc.exit_code

@@ -19,9 +19,19 @@ def add_parser(commands: Any) -> None:
         "GITNEURAL_DATABASE_URL names (postgresql+psycopg://USER@HOST/DB).",
     )
     actions = db.add_subparsers(dest="action", metavar="ACTION", required=True)
-    upgrade = actions.add_parser("upgrade", help="migrate to the newest revision")
+    upgrade = actions.add_parser(
+        "upgrade",
+        help="migrate to the newest revision",
+        description="Migrate the store to the newest schema revision (under a lock: safe "
+        "while serve or workers start). serve and worker do it themselves at start-up.",
+    )
     upgrade.set_defaults(run=run_upgrade)
-    current = actions.add_parser("current", help="print the revision the database is at")
+    current = actions.add_parser(
+        "current",
+        help="print the revision the database is at",
+        description="Print the store's schema revision and whether it is the newest this "
+        "version of GitNeural knows (if not: gitneural db upgrade).",
+    )
     current.set_defaults(run=run_current)
 
 

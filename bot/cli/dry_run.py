@@ -1,17 +1,44 @@
-"""``gitneural review --dry-run``: what a review would send, without a key or a model."""
+"""``gitneural review --dry-run``: what a review would send, without a key or a model;
+with ``--show-prompt``, the first request of each part exactly as it would leave."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from bot.review import ReviewPlan
 
 
-def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
+def requests(plan: ReviewPlan, model: str, max_completion_tokens: int) -> list[dict[str, Any]]:
+    """The body of each part's first request (K3 sees these fields and no others)."""
+    return [
+        {
+            "model": model,
+            "messages": g.messages,
+            "max_completion_tokens": max_completion_tokens,
+            "reasoning_effort": plan.effort,
+            "tools": plan.tools,
+        }
+        for g in plan.groups
+    ]
+
+
+def describe_plan(
+    plan: ReviewPlan,
+    *,
+    fmt: str,
+    settings_file: str,
+    model: str | None = None,
+    max_completion_tokens: int = 0,
+) -> str:
+    """The dry run's report; ``model`` given: with the requests (``--show-prompt``)."""
+    bodies = requests(plan, model, max_completion_tokens) if model is not None else None
     if fmt != "text":
+        shown: dict[str, Any] = {"requests": bodies} if bodies is not None else {}
         return json.dumps(
             {
                 "dry_run": True,
+                "settings": settings_file,
                 "effort": plan.effort,
                 "agentic": plan.agentic,
                 "estimated_prompt_tokens": plan.estimated_tokens,
@@ -26,6 +53,7 @@ def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
                     }
                     for g in plan.groups
                 ],
+                **shown,
             },
             indent=2,
         )
@@ -33,6 +61,7 @@ def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
     lines = [
         f"Dry run: nothing was sent. Effort {plan.effort} ({mode}); "
         f"about {plan.estimated_tokens:,} prompt tokens (estimated).",
+        f"Settings: {settings_file}.",
         f"Files in the prompt ({len(plan.files)}):",
     ]
     lines += [f"  {f.file.path}  ~{f.tokens:,} tokens" for f in plan.files] or ["  (none)"]
@@ -55,4 +84,10 @@ def describe_plan(plan: ReviewPlan, *, fmt: str) -> str:
         )
     if plan.instructions:
         lines.append("Repository instructions: included from the trusted revision.")
+    for n, body in enumerate(bodies or [], 1):
+        lines += [
+            "",
+            f"Request {n} of {len(bodies or [])} (JSON, as sent):",
+            json.dumps(body, indent=2),
+        ]
     return "\n".join(lines)

@@ -20,7 +20,7 @@ SEVERITIES = tuple(str(s) for s in Severity)
 HOOK_TYPES = ("pre-commit", "pre-push")
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -59,7 +59,7 @@ def _add_run(actions: Any) -> None:
     p.add_argument("--effort", choices=EFFORTS, help="K3 reasoning effort (default: low)")
     p.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help="time budget of the review (default: 60)",
     )
@@ -114,6 +114,10 @@ def _add_uninstall(actions: Any) -> None:
     p: argparse.ArgumentParser = actions.add_parser(
         "uninstall",
         help="remove GitNeural's git hook and restore the hook it replaced or chained",
+        description="Remove the git hook written by `gitneural hook install` and put back "
+        "the hook it set aside or chained; a hook that is not GitNeural's is left alone. "
+        "(With the pre-commit framework, remove GitNeural from .pre-commit-config.yaml "
+        "instead.)",
     )
     _add_common_install(p)
     p.set_defaults(run=run_uninstall)

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
-from bot.cli.review_output import render, review_and_report, write_report
+from bot.cli.review_output import exit_code, render, review_and_report, write_report
 from bot.domain.results import Severity
 from bot.envvars import data_dir
-from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError, UsageError
+from bot.errors import ConfigError, GitHubError, UsageError
 from bot.gh.api.client import token_writer
 from bot.gh.api.credentials import github_api_url
 from bot.gh.api.hosts import api_host_matches, require_secure_github
@@ -150,8 +150,7 @@ def run_pr(args: argparse.Namespace) -> int:
 
 
 def _exit_code(worst: Severity | None, flag: str | None, default: str) -> int:
-    fail_on = Severity(flag or default)
-    return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK
+    return exit_code(worst, flag or default)
 
 
 def _print(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:

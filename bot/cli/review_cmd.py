@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.cli.hook_cmd import positive_seconds
 from bot.cli.review_output import review_and_report
 from bot.domain.change import Change
 from bot.domain.results import Severity
@@ -24,6 +25,11 @@ def add_parser(commands: Any) -> None:
         description="Review a change with Kimi K3. Without a source option: the staged "
         "change if anything is staged, else the work tree's changes. --pr reviews a pull "
         "request on GitHub (GITHUB_API_URL for GitHub Enterprise Server).",
+        epilog="The model: KIMI_API_KEY (or MOONSHOT_API_KEY) holds the Moonshot API key; "
+        "KIMI_BASE_URL another server with K3's API, GITNEURAL_MODEL the model (kimi-k3), "
+        "GITNEURAL_REASONING_EFFORT the effort. Settings: .gitneural.toml at the trusted "
+        "revision (HEAD; with --base, that revision). Exit codes: 0 fine, 1 a finding at or "
+        "above --fail-on, 2 usage or configuration, 3 model or API failure.",
     )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--staged", action="store_true", help="the staged change (index vs HEAD)")
@@ -50,13 +56,26 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--effort", choices=EFFORTS, help="K3 reasoning effort (default: config, max)")
     p.add_argument(
         "--fail-on",
-        choices=SEVERITIES,
-        help="exit 1 when a finding is at least this severe (default: config, critical)",
+        choices=("none", *SEVERITIES),
+        help="exit 1 when a finding is at least this severe; none: never "
+        "(default: fail_on in [review], critical)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="give up when the review takes longer (default: timeout in [review], 1200)",
     )
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="show what would be sent (files, skipped, token estimate); no key, no model",
+        help="show what would be sent (files, skipped, token estimate, settings file); "
+        "no key, no model",
+    )
+    p.add_argument(
+        "--show-prompt",
+        action="store_true",
+        help="with --dry-run: print each request exactly as it would be sent (messages, tools)",
     )
     p.add_argument(
         "--config",
@@ -86,11 +105,10 @@ def load_change(args: argparse.Namespace) -> Change:
         has_staged_changes,
         open_repo,
         range_change,
-        resolve_commit,
+        snapshot_at,
         staged_change,
         worktree_change,
     )
-    from bot.git.snapshots import TreeSnapshot
 
     if args.head and not args.base:
         raise UsageError("--head needs --base")
@@ -100,8 +118,7 @@ def load_change(args: argparse.Namespace) -> Change:
             repo = open_repo(args.repo)
         except GitError:
             return Change(diff=diff, title=f"diff {args.diff}")
-        head = None if repo.head_is_unborn else resolve_commit(repo, "HEAD")
-        trusted = TreeSnapshot(repo, head) if head is not None else None
+        trusted = None if repo.head_is_unborn else snapshot_at(repo, "HEAD")
         return Change(diff=diff, trusted=trusted, title=f"diff {args.diff}")
     repo = open_repo(args.repo)
     if args.base:
@@ -116,6 +133,13 @@ def load_change(args: argparse.Namespace) -> Change:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.show_prompt and not args.dry_run:
+        raise UsageError("--show-prompt needs --dry-run: it shows what would be sent")
+    if args.dry_run and args.format == "sarif":
+        raise UsageError(
+            "--dry-run reports what would be sent, not findings: use --format text or json "
+            "(SARIF holds findings)"
+        )
     if args.post and not args.pr:
         raise UsageError("--post needs --pr: only a pull request can be posted to")
     if args.pr:

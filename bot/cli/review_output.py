@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
-from bot.config import Config, trusted_config
+from bot.config import CONFIG_FILE, Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
 from bot.effort import EFFORTS, Effort
-from bot.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from bot.errors import EXIT_FINDINGS, EXIT_OK, ModelTimeoutError, UsageError
 
 
 def resolve_effort(flag: str | None, config: Config) -> Effort:
@@ -24,9 +25,34 @@ def resolve_effort(flag: str | None, config: Config) -> Effort:
     return value
 
 
-def write_report(text: str, output: str | None) -> None:
+def exit_code(worst: Severity | None, fail_on: str) -> int:
+    """1 when ``worst`` is at least ``fail_on`` (``none``: never), else 0."""
+    if fail_on == "none" or worst is None:
+        return EXIT_OK
+    return EXIT_FINDINGS if worst.at_least(Severity(fail_on)) else EXIT_OK
+
+
+def settings_source(change: Change, explicit: Path | None) -> str:
+    """Which settings file a review reads, and at which revision (the dry run says it)."""
+    if explicit is not None:
+        return str(explicit)
+    if change.trusted is None:
+        return "none (no trusted revision): the defaults"
+    if change.trusted.read(CONFIG_FILE) is None:
+        return f"no {CONFIG_FILE} at {change.trusted.label}: the defaults"
+    return f"{CONFIG_FILE} at {change.trusted.label}"
+
+
+def write_report(text: str, output: str | None, summary: str = "") -> None:
+    """The report on standard output, or in ``output`` (then a line on stderr says so,
+    with ``summary``: a script's log shows what the file holds)."""
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write -o {output}: {exc.strerror}") from None
+        tail = f": {summary}" if summary else ""
+        print(f"gitneural: wrote {output}{tail}", file=sys.stderr, flush=True)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
@@ -50,6 +76,19 @@ def render(result: ReviewResult, change: Change, fmt: str) -> str:
     return render_text(result, change, color=sys.stdout.isatty())
 
 
+def _timeout_advice(timeout: float, config: Config, effort: Effort) -> str:
+    """What ran out, and the setting that gives more time (the agent's own budget may be
+    the shorter one)."""
+    if config.agent.max_seconds < timeout:
+        spent, setting = config.agent.max_seconds, "max_seconds in [agent]"
+    else:
+        spent, setting = timeout, "--timeout, or timeout in [review]"
+    lower = "" if effort == "low" else f", or use a lower effort than {effort} (--effort)"
+    return (
+        f"no answer from the model within {spent:.0f}s: raise {setting} of .gitneural.toml{lower}"
+    )
+
+
 def review_and_report(change: Change, args: argparse.Namespace) -> int:
     """Review ``change`` (or, with ``--dry-run``, show what would be sent), write the report,
     and say whether a finding reached ``--fail-on`` (or the settings' ``fail_on``)."""
@@ -57,25 +96,37 @@ def review_and_report(change: Change, args: argparse.Namespace) -> int:
     effort = resolve_effort(args.effort, config)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
+        from bot.llm.settings import LLMSettings
         from bot.review import plan_review
 
         plan = plan_review(change, config, effort=effort)
-        write_report(describe_plan(plan, fmt=args.format), args.output)
+        settings = LLMSettings.from_env(effort=effort)
+        text = describe_plan(
+            plan,
+            fmt=args.format,
+            settings_file=settings_source(change, args.config),
+            model=settings.model if args.show_prompt else None,
+            max_completion_tokens=config.review.max_completion_tokens,
+        )
+        write_report(text, args.output, "the dry run")
         return EXIT_OK
     # Imported here: the dry run and the hook's fast path need no model client.
     from bot.llm.client import K3Client
     from bot.llm.settings import LLMSettings
     from bot.render.progress import ProgressLine
+    from bot.render.text import count_line
     from bot.review import review
 
-    settings = LLMSettings.from_env(effort=effort)
+    settings = LLMSettings.from_env(effort=effort, stall_timeout=config.review.stall_timeout)
     settings.require_key()
+    timeout = args.timeout or config.review.timeout
     progress = ProgressLine(enabled=not args.quiet)
     try:
-        result = review(change, config, K3Client(settings), on_progress=progress)
+        deadline = time.monotonic() + timeout
+        result = review(change, config, K3Client(settings), on_progress=progress, deadline=deadline)
+    except ModelTimeoutError:
+        raise ModelTimeoutError(_timeout_advice(timeout, config, effort)) from None
     finally:
         progress.done()
-    write_report(render(result, change, args.format), args.output)
-    fail_on = Severity(args.fail_on or config.review.fail_on)
-    worst = result.worst()
-    return EXIT_FINDINGS if worst is not None and worst.at_least(fail_on) else EXIT_OK
+    write_report(render(result, change, args.format), args.output, count_line(result))
+    return exit_code(result.worst(), args.fail_on or config.review.fail_on)

@@ -54,9 +54,16 @@ def add_parser(commands: Any) -> None:
         description="Run the webhook server under gunicorn. With the embedded broker "
         "(GITNEURAL_BROKER_URL unset) the Celery workers run too, so this one command "
         "runs the whole App on one machine.",
+        epilog="Needs GITHUB_APP_ID, GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH), "
+        "GITHUB_WEBHOOK_SECRET and KIMI_API_KEY. Optional: GITHUB_API_URL (GitHub "
+        "Enterprise Server), GITNEURAL_BROKER_URL (Redis or RabbitMQ; unset: the embedded "
+        "SQLite broker), GITNEURAL_DATABASE_URL (unset: SQLite), GITNEURAL_DATA_DIR. "
+        "The webhook is POST /webhook; /readyz and /metrics are beside it.",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument(
         "--workers", type=_positive, default=2, help="gunicorn worker processes (default 2)"
     )

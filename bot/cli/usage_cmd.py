@@ -35,7 +35,13 @@ def add_parser(commands: Any) -> None:
         "GITNEURAL_BUDGETS_FILE. A budget counts prompt + completion tokens.",
     )
     usage.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
-    usage.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    usage.add_argument(
+        "--format",
+        choices=("text", "json", "csv"),
+        default="text",
+        help="text: a table; json or csv: one record per installation and repository "
+        "(default text)",
+    )
     usage.set_defaults(run=run_usage)
 
 

@@ -60,6 +60,8 @@ _UNTRACKED_FLAGS = (
 
 def open_repo(path: str | Path = ".") -> pygit2.Repository:
     """The repository containing ``path`` (searching upward, like git)."""
+    if not Path(path).is_dir():
+        raise GitError(f"no such directory: {path}")
     try:
         found = pygit2.discover_repository(str(path))
     except (pygit2.GitError, OSError):
@@ -83,6 +85,20 @@ def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     return commit
 
 
+def snapshot_at(repo: pygit2.Repository, rev: str) -> TreeSnapshot:
+    """The tree at ``rev``, labelled for people: the name given and its short id
+    (``main (1a2b3c4d5e6f)``), as settings errors and the dry run show it."""
+    commit = resolve_commit(repo, rev)
+    short = str(commit.id)[:12]
+    name = rev.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    label = short if str(commit.id).startswith(name) else f"{_shown(name)} ({short})"
+    return TreeSnapshot(repo, commit, label=label)
+
+
+def _head_snapshot(repo: pygit2.Repository, head: pygit2.Commit) -> TreeSnapshot:
+    return TreeSnapshot(repo, head, label=f"HEAD ({str(head.id)[:12]})")
+
+
 def has_staged_changes(repo: pygit2.Repository) -> bool:
     """Whether the index differs from HEAD (before the first commit: holds any entry)."""
     index = _index(repo)
@@ -99,7 +115,7 @@ def staged_change(repo: pygit2.Repository) -> Change:
     diff = index.diff_to_tree(
         _tree(repo, head), DIFF_FLAGS, context_lines=CONTEXT_LINES, interhunk_lines=0
     )
-    base = None if head is None else TreeSnapshot(repo, head)
+    base = None if head is None else _head_snapshot(repo, head)
     return Change(
         diff=_parse(repo, diff),
         head=IndexSnapshot(repo, index),
@@ -132,7 +148,7 @@ def worktree_change(repo: pygit2.Repository, *, include_untracked: bool = False)
         delta.new_file.path for delta in to_workdir.deltas if delta.status == DeltaStatus.UNTRACKED
     )
     diff.merge(to_workdir)
-    base = None if head is None else TreeSnapshot(repo, head)
+    base = None if head is None else _head_snapshot(repo, head)
     return Change(
         diff=_parse(repo, diff, read_worktree_file(repo)),
         head=WorkTreeSnapshot(repo, index, untracked=untracked),
@@ -166,7 +182,7 @@ def range_change(repo: pygit2.Repository, base: str, head: str = "HEAD") -> Chan
         diff=_parse(repo, diff),
         head=TreeSnapshot(repo, head_commit),
         base=TreeSnapshot(repo, fork_commit),
-        trusted=TreeSnapshot(repo, base_commit),
+        trusted=snapshot_at(repo, base),
         title=_summary(head_commit),
         description=_log(repo, head_commit, base_commit),
         head_sha=str(head_commit.id),

@@ -30,8 +30,11 @@ from bot.llm.errors import (
     RetryableFailure,
     connection_failure,
     cut_failure,
+    read_timeout,
+    stalled,
     status_failure,
     stream_error_failure,
+    timeouts,
 )
 from bot.llm.rate_limit import request_tokens, take
 from bot.llm.settings import LLMSettings
@@ -157,13 +160,18 @@ class K3Client:
         timeout = self.settings.request_timeout
         if deadline is not None:
             timeout = max(0.001, min(timeout, deadline - time.monotonic()))
+        # A stream sends bytes as the model works (reasoning too): silence for longer than
+        # stall_timeout (httpx's read timeout: between two bytes) is a hung server. A
+        # request without a stream is silent until its whole answer is ready.
+        stall = self.settings.stall_timeout
+        read = min(timeout, stall) if stream else timeout
         # Only these fields, ever: K3 answers 400 to sampling parameters.
         request: dict[str, Any] = {
             "model": self.model,
             "messages": cast(Any, messages),
             "max_completion_tokens": max_completion_tokens,
             "reasoning_effort": self.effort,
-            "timeout": openai.Timeout(timeout, connect=min(timeout, 30.0)),
+            "timeout": openai.Timeout(timeout, connect=min(timeout, 30.0), read=read),
         }
         if tools:
             request["tools"] = cast(Any, tools)
@@ -175,6 +183,12 @@ class K3Client:
                 turn = self._streamed(request, deadline, progress, attempt)
             else:
                 turn = self._single(request)
+        except timeouts(openai) as exc:
+            # Before the stream starts the SDK wraps httpx's timeout; during it, it does not.
+            metrics.model_request("network")
+            if not stream or read >= timeout or not read_timeout(exc):
+                raise connection_failure(exc, self._ctx) from None
+            raise stalled(self._ctx, stall) from None
         except openai.APIStatusError as exc:
             status = str(exc.status_code)
             failure = status_failure(exc.status_code, exc.body, exc.response.headers, self._ctx)

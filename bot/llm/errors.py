@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.errors import (
@@ -20,6 +22,7 @@ from bot.errors import (
     ModelError,
     ModelQuotaError,
     ModelRequestError,
+    ModelStalledError,
     ModelUnavailableError,
 )
 from bot.retry_after import retry_after_seconds
@@ -204,4 +207,34 @@ def cut_failure(
         lambda attempts: ModelUnavailableError(
             f"the model API at {ctx.where} failed: {what} ({_attempts(attempts)}); try again later"
         ),
+    )
+
+
+def timeouts(openai: Any) -> tuple[type[BaseException], ...]:
+    """The timeouts a request can end with: the SDK's, and those of the HTTP library it
+    loaded (httpx, or its successor httpx2), which a stream raises unwrapped."""
+    found: list[type[BaseException]] = [openai.APITimeoutError]
+    for name in ("httpx", "httpx2"):
+        timeout = getattr(sys.modules.get(name), "TimeoutException", None)
+        if isinstance(timeout, type) and issubclass(timeout, BaseException):
+            found.append(timeout)
+    return tuple(found)
+
+
+def read_timeout(exc: BaseException) -> bool:
+    """Whether the timeout was one of reading (the connection was open), not of connecting."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "ReadTimeout":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def stalled(ctx: ErrorContext, seconds: float) -> ModelStalledError:
+    """The server took the request and then sent nothing for ``seconds``: a hung server,
+    not a slow model (a stream sends reasoning as it comes)."""
+    return ModelStalledError(
+        f"the model API at {ctx.where} sent nothing for {seconds:.0f}s (stalled); "
+        "check the server, or raise stall_timeout in [review] of .gitneural.toml"
     )

@@ -23,7 +23,10 @@ class LLMSettings:
     base_url: str = DEFAULT_BASE_URL
     model: str = DEFAULT_MODEL
     effort: Effort = "max"
-    request_timeout: float = 900.0  # per HTTP request: the stream's read timeout
+    request_timeout: float = 900.0  # per HTTP request, at most
+    #: A streamed answer from which no byte arrives for this long has stalled: the
+    #: request ends with :class:`~bot.errors.ModelStalledError` (``[review] stall_timeout``).
+    stall_timeout: float = 120.0
     max_retries: int = 5
     backoff_base: float = 1.0  # seconds
     backoff_max: float = 60.0  # also caps how long a retry-after is honoured

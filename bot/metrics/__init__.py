@@ -20,6 +20,7 @@ from bot.metrics.catalog import (
     JOB_KINDS,
     JOB_OUTCOMES,
     TOKEN_KINDS,
+    count_nothing,
     families,
 )
 from bot.usage import Usage
@@ -30,6 +31,7 @@ __all__ = [
     "JOB_OUTCOMES",
     "TOKEN_KINDS",
     "budget_refused",
+    "count_nothing",
     "github_request",
     "job_finished",
     "mirror_evicted",

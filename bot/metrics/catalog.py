@@ -5,14 +5,18 @@ prometheus_client picks its storage when it is first imported: in memory, or, wi
 (gunicorn workers, Celery's prefork children and the embedded workers of ``gitneural
 serve`` all write there). So the library is imported here, late, after the command line
 has chosen the directory (:func:`bot.metrics.exposition.prepare_multiprocess_dir`), and
-a command that counts nothing (most hook runs) never pays for the import.
+a command that counts nothing (most hook runs) never pays for the import. The commands
+of a developer's machine (``review``, ``hook``, ``action``) serve no ``/metrics`` and
+turn counting off (:func:`count_nothing`); so does an install without the ``app`` extra,
+which has no prometheus_client: the families are then :class:`_Nothing`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from prometheus_client import Counter, Gauge, Histogram
@@ -40,19 +44,54 @@ class Families:
     budget_refusals: Counter
 
 
+class _Nothing:
+    """A family that counts nothing: every label set is itself, every update a no-op."""
+
+    def labels(self, *values: str) -> _Nothing:
+        return self
+
+    def inc(self, amount: float = 1) -> None:
+        pass
+
+    def observe(self, amount: float) -> None:
+        pass
+
+    def set(self, value: float) -> None:
+        pass
+
+
 _lock = threading.Lock()
 _families: list[Families] = []
+_counting = [True]
+
+
+def count_nothing() -> None:
+    """This process serves no ``/metrics``: never import prometheus_client, count nothing."""
+    with _lock:
+        _counting[0] = False
 
 
 def families() -> Families:
     """The families of this process (made on the first call)."""
     with _lock:
         if not _families:
-            _families.append(_make())
+            _families.append(_make() if _counting[0] else _nothing())
         return _families[0]
 
 
+def _nothing() -> Families:
+    none: Any = _Nothing()
+    return Families(**{f: none for f in Families.__dataclass_fields__})
+
+
 def _make() -> Families:
+    # The app extra's: absent from the default install.
+    if importlib.util.find_spec("prometheus_client") is None:
+        return _nothing()
+    return _make_counting()
+
+
+def _make_counting() -> Families:
     from prometheus_client import Counter, Gauge, Histogram
 
     made = Families(

@@ -92,7 +92,7 @@ def _finding(finding: Finding, change: Change | None, style: _Style) -> list[str
     return lines
 
 
-def _count(result: ReviewResult) -> str:
+def count_line(result: ReviewResult) -> str:
     if not result.findings:
         return "No findings."
     by = [f"{n} {s}" for s in Severity if (n := sum(f.severity == s for f in result.findings))]
@@ -101,7 +101,7 @@ def _count(result: ReviewResult) -> str:
 
 
 def _tail(result: ReviewResult) -> list[str]:
-    lines = [_count(result)]
+    lines = [count_line(result)]
     unquoted = result.unquoted()
     if unquoted:
         lines.append(unquoted_text(unquoted))

@@ -16,12 +16,14 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import github
 import pygit2
 
 from bot.envvars import data_dir, env_bool, env_float
 from bot.errors import ConfigError
+from bot.extras import require
 from bot.gh.api.access_tokens import InstallationTokens, PlainToken, TokenSource
 from bot.gh.api.client import api_client
 from bot.gh.api.credentials import AppCredentials
@@ -32,8 +34,11 @@ from bot.gh.pulls import PullInfo
 from bot.llm.settings import LLMSettings
 from bot.llm.types import Progress
 from bot.spend_caps import Budgets, load_budgets
-from bot.store import Store, database_url, open_store, upgrade
 from bot.usecases.pull_change import MirrorRefs
+
+if TYPE_CHECKING:
+    # The store (SQLAlchemy) is the ``store`` extra's: imported by the runs that open it.
+    from bot.store import Store
 
 #: The installation id a token given to GitNeural stands for: it reaches what the token
 #: reaches, and its mirrors live apart from the App's (``token-mirrors``).
@@ -122,6 +127,8 @@ class JobContext:
         ``GITNEURAL_BUDGETS_FILE`` and the store's ``GITNEURAL_DATABASE_URL``. A missing
         model key fails each job with a check run saying so, rather than the worker
         refusing to start."""
+        from bot.store import database_url, open_store
+
         env = os.environ if env is None else env
         creds = AppCredentials.from_env(env)
         data = data_dir(env)
@@ -192,6 +199,9 @@ class JobContext:
         """The store: the one given, else one opened on first use; at the newest schema
         (migrated once per process: ``gitneural worker`` did at start-up, a context made
         some other way may not have)."""
+        require("store", "remembering a pull request's findings")
+        from bot.store import database_url, open_store, upgrade
+
         with self._once:
             if self.store is None:
                 url = self.database_url or database_url({"GITNEURAL_DATA_DIR": str(self.data_dir)})

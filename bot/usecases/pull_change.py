@@ -19,7 +19,7 @@ from bot.domain.change import Change
 from bot.domain.diff import Diff
 from bot.errors import GitError
 from bot.gh.pulls import PullInfo
-from bot.git.repo import TreeSnapshot, range_change, resolve_commit
+from bot.git.repo import range_change, resolve_commit, snapshot_at
 
 _DESCRIPTION_MAX = 16_000
 
@@ -84,7 +84,7 @@ def build_change(
         raise GitError(f"the mirror has no commit {pull.head_sha[:12]}: fetch it again")
     base = pull.base_sha if _commit(mirror, pull.base_sha) is not None else base_ref
     full = range_change(mirror, base, pull.head_sha)
-    trusted = TreeSnapshot(mirror, resolve_commit(mirror, default_ref))
+    trusted = snapshot_at(mirror, default_ref)
     full = replace(
         full, trusted=trusted, title=pull.title, description=_describe(pull, full.description)
     )

@@ -20,7 +20,9 @@ from bot.errors import StoreError
 from bot.jobs import ConversationJob, ReviewJob
 from bot.review import plan_review
 from bot.spend_caps import Refusal, month_of, refusal
-from bot.store.usage import claim_budget_notice, record_usage, spent
+
+# The store's modules (SQLAlchemy, the store extra) are imported where a store is given:
+# the runs of ``review --pr`` and the Action have none.
 from bot.usage import Usage
 from bot.usecases.context import JobContext
 from bot.usecases.pull_change import PullChange
@@ -40,6 +42,8 @@ def usage_recorder(
     def record(usage: Usage) -> None:
         if store is None:
             return
+        from bot.store.usage import record_usage  # a store: the store extra is installed
+
         try:
             record_usage(
                 store,
@@ -79,6 +83,8 @@ def budget_refusal(
     effort = cast(Effort, job.effort or config.review.effort)
     plan = plan_review(pc.change, config, effort=effort, changed_last=pc.changed_last)
     month = month_of()
+    from bot.store.usage import spent
+
     try:
         used = spent(ctx.store, month, job.installation_id, job.repo)
     except StoreError as exc:
@@ -99,6 +105,8 @@ def answer_refusal(ctx: JobContext, job: ConversationJob) -> Refusal | None:
     if not limits or ctx.store is None:
         return None
     month = month_of()
+    from bot.store.usage import spent
+
     try:
         used = spent(ctx.store, month, job.installation_id, job.repo)
     except StoreError as exc:
@@ -115,6 +123,8 @@ def tell_budget_spent(
     metrics.budget_refused("review")
     reason = refused.message
     assert ctx.store is not None  # a refusal needs the store
+    from bot.store.usage import claim_budget_notice
+
     try:
         first = claim_budget_notice(
             ctx.store,

@@ -205,7 +205,10 @@ def test_wrong_base_url_is_one_line_with_exit_3(planted: Path) -> None:
     result = run_cli(["review", "--effort", "low"], planted, env)
     assert result.returncode == 3
     assert "127.0.0.1:9" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    # The error is one line; the progress line may log "K3 waiting 15s" between retries
+    # on a slow machine (when stderr is not a terminal, a line every 15 s of waiting).
+    errors = [ln for ln in result.stderr.strip().splitlines() if not ln.startswith("K3 ")]
+    assert len(errors) == 1, result.stderr
 
 
 def test_diff_from_stdin_and_base_head(planted: Path) -> None:

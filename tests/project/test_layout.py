@@ -51,7 +51,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary: the diff, the change, the results", ("bot.domain",)),
     (
         "settings and jobs, budgets, metrics and log lines",
-        ("bot.config", "bot.envvars", "bot.jobs", "bot.spend_caps", "bot.metrics", "bot.logs"),
+        (
+            "bot.config",
+            "bot.envvars",
+            "bot.extras",
+            "bot.jobs",
+            "bot.spend_caps",
+            "bot.metrics",
+            "bot.logs",
+        ),
     ),
     ("git and the model client", ("bot.git", "bot.llm")),
     ("the review core", (CORE,)),

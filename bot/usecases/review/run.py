@@ -34,6 +34,7 @@ from typing import Literal
 
 from bot.domain.results import ReviewResult
 from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
+from bot.extras import require
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.post import post_issue_comment, post_review
@@ -45,7 +46,6 @@ from bot.usecases.errors import TransientJobError
 from bot.usecases.eyes import add_eyes_reaction
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.check_run import JobCheck
-from bot.usecases.review.memory import recall
 from bot.usecases.review.publish import Publication, check_output, publish
 from bot.usecases.review.steps import (
     QUOTA_MARKER,
@@ -106,6 +106,9 @@ def run_review_job(
     ``redelivered``: the broker handed this job out before (its worker died), so a check
     run it left in progress is carried on rather than a second one started.
     """
+    if ctx.store is None:
+        # Said before any request: the review's memory needs the store (its extra).
+        require("store", "a review posted on a pull request")
     run = _JobRun(job, ctx, still_current, redelivered)
     try:
         outcome = run.run()
@@ -168,6 +171,9 @@ class _JobRun:
             return self._review(pull)
 
     def _review(self, pull: PullInfo) -> JobOutcome:
+        # The memory's tables (SQLAlchemy) load with the first review that posts.
+        from bot.usecases.review.memory import recall
+
         job = self.job
         try:
             mirror, refs = fetch_mirror(self.ctx, job.installation_id, pull)

@@ -19,11 +19,10 @@ from bot.errors import StoreError
 from bot.gh.api.errors import github_errors
 from bot.gh.mirrors.cache import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
-from bot.git.repo import TreeSnapshot, resolve_commit
+from bot.git.repo import snapshot_at
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
 from bot.review import review
-from bot.store.learnings import active_learnings
 from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 from bot.usecases.pull_change import MirrorRefs, PullChange, build_change
@@ -82,7 +81,7 @@ def settings_gate(
     config_path: str | None = None,
 ) -> Config | str:
     """The repository's settings (from the trusted branch), or why the job is skipped."""
-    trusted = TreeSnapshot(mirror, resolve_commit(mirror, refs.default))
+    trusted = snapshot_at(mirror, refs.default)
     config = trusted_config(trusted) if config_path is None else config_at(trusted, config_path)
     settings = config.github
     if job.trigger == "command":
@@ -139,6 +138,8 @@ def repository_learnings(ctx: JobContext, pull: PullInfo) -> list[Learning]:
     the team asked GitNeural not to say."""
     if ctx.creds is None:
         return []
+    from bot.store.learnings import active_learnings  # the App's store, its extra
+
     try:
         return active_learnings(ctx.ensure_store(), pull.repo_id)
     except StoreError as exc:

@@ -209,6 +209,9 @@ class StubHandler(BaseHTTPRequestHandler):
                 return
             if sent == reply.cut_after:
                 break
+            if sent == reply.pause_after and not self._wait(reply.pause_seconds):
+                self.close_connection = True
+                return
             if pace:
                 tokens += carried
                 if not self._wait(start + tokens / pace - time.monotonic()):

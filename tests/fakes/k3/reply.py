@@ -60,7 +60,8 @@ class Reply:
     waits before any byte of the answer; ``think_seconds`` streams reasoning for that long
     at ``tokens_per_second`` (default 62/s, filler text is added as needed);
     ``cut_after`` ends the stream body after that many chunks without ``[DONE]``;
-    ``reset_after`` resets the TCP connection after that many chunks.
+    ``reset_after`` resets the TCP connection after that many chunks; ``pause_after``
+    goes silent for ``pause_seconds`` after that many chunks (a stalled stream).
     """
 
     content: str = ""
@@ -73,6 +74,8 @@ class Reply:
     tokens_per_second: float | None = None
     cut_after: int | None = None
     reset_after: int | None = None
+    pause_after: int | None = None
+    pause_seconds: float = 0.0
 
     @classmethod
     def http_error(
