@@ -153,16 +153,23 @@ def test_the_default_limit_applies_while_another_installation_has_jobs(
 def test_the_default_limit_applies_for_a_while_after_another_s_review_ended(
     stores: Stores,
 ) -> None:
-    sched = stores(active_window=0.4)
+    window = 1.0
+    sched = stores(active_window=window)
     sched.heartbeat("w1", "h1", 4, ttl=60)  # 4 threads: 3 per installation when limited
     sched.enqueue(job("2", "b0"))
     b = take(sched, limit=0)
-    assert b is not None and sched.finish(b) is False  # B has nothing left, but was active
+    assert b is not None and name(b) == "b0"
+    ended = time.monotonic()
+    assert sched.finish(b) is False  # B has nothing left, but was active a moment ago
     for i in range(5):
         sched.enqueue(job("1", f"a{i}"))
-    assert [name(take(sched, limit=0)) for _ in range(4)] == ["a0", "a1", "a2", None]
-    time.sleep(0.6)  # B quiet for longer than the window: A alone, every thread
-    assert [name(take(sched, limit=0)) for _ in range(2)] == ["a3", "a4"]
+    first = [name(take(sched, limit=0)) for _ in range(4)]
+    assert first[:3] == ["a0", "a1", "a2"]
+    if time.monotonic() - ended < window:  # asked within B's window (a stall may delay it)
+        assert first[3] is None  # B was active: A held to 3 of the 4 threads
+    time.sleep(window + 0.2)  # B quiet for longer than the window: A alone, every thread
+    later = [name(take(sched, limit=0)) for _ in range(2)]
+    assert [n for n in first[3:] + later if n] == ["a3", "a4"]
 
 
 def test_an_explicit_limit_holds_even_for_an_installation_alone(sched: Schedule) -> None:
@@ -202,11 +209,13 @@ def test_a_deferred_job_waits_its_delay_then_goes_first(sched: Schedule) -> None
     claim = take(sched)
     assert claim is not None
     sched.enqueue(job("1", "other"))
+    deferred = time.monotonic()
     sched.defer(claim, 0.3, faults=2)
-    assert sched.promote() == []
-    assert name(take(sched)) == "other"
+    assert name(take(sched)) == "other"  # a deferred job is out of line until it is due
+    early = sched.promote()
+    assert early == [] or time.monotonic() - deferred >= 0.3  # not before its delay
     time.sleep(0.45)
-    [due] = sched.promote()
+    [due] = early or sched.promote()
     assert (due.entry.id, due.entry.faults) == (claim.entry.id, 2)
     again = take(sched)
     assert name(again) == "busy-pr" and again is not None and again.entry.faults == 2
@@ -241,7 +250,7 @@ def test_stalled_gives_out_turns_only_when_threads_are_free_and_nobody_claims(
     assert sched.stalled(patience=5, limit=0) == 0  # a claim just happened
     time.sleep(0.3)
     assert sched.stalled(patience=0.2, limit=0) == 2  # A alone: every one of 2 threads
-    assert sched.stalled(patience=0.2, limit=0) == 0  # once per patience
+    assert sched.stalled(patience=30, limit=0) == 0  # once per patience
     time.sleep(0.3)
     assert sched.stalled(patience=0.2, limit=1) == 1  # an explicit limit: 1 at once
 
