@@ -38,12 +38,14 @@ from tests.support.services import (
 )
 
 OTHER = "other/lib"
-#: A worker's line when it has claimed a job (Celery's worker log format: local time).
-STARTED = re.compile(
+#: A worker's line about a review job (Celery's worker log format: local time); a claim
+#: ends "started by WORKER", an end "outcome=STATUS".
+JOB_LINE = (
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): [^\]]*\] "
-    r"review job delivery=(\S+) .*? started by ",
-    re.MULTILINE,
+    r"review job delivery=(\S+) [^\n]*?"
 )
+STARTED = re.compile(JOB_LINE + r" started by ", re.MULTILINE)
+ENDED = re.compile(JOB_LINE + r" outcome=", re.MULTILINE)
 
 
 @dataclass
@@ -84,11 +86,20 @@ def _posted_at(world: AppWorld, repo: str, number: int) -> float:
     return min(r.time for r in posts if r.status == 200)
 
 
-def _started(logs: list[str]) -> dict[str, float]:
+def claimed_at(logs: list[str]) -> dict[str, float]:
     """Delivery id -> when a worker claimed its job (the first claim, if put back)."""
+    return _first(logs, STARTED)
+
+
+def ended_at(logs: list[str]) -> dict[str, float]:
+    """Delivery id -> when its job's outcome was logged (the first)."""
+    return _first(logs, ENDED)
+
+
+def _first(logs: list[str], line: re.Pattern[str]) -> dict[str, float]:
     found: dict[str, float] = {}
     for text in logs:
-        for m in STARTED.finditer(text):
+        for m in line.finditer(text):
             when = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
             found[m.group(2)] = min(when, found.get(m.group(2), when))
     return found
@@ -142,7 +153,7 @@ def backlog_then_one(
             a_ids = {job.delivery_id for job in a_jobs}
 
             def a_claimed() -> bool:
-                return len(a_ids & set(_started([w.log() for w in workers]))) >= busy
+                return len(a_ids & set(claimed_at([w.log() for w in workers]))) >= busy
 
             wait_for(a_claimed, "A's reviews to start", 60 + 3 * think * busy / threads)
             since = len(world.stub.chat_requests)
@@ -152,7 +163,7 @@ def backlog_then_one(
             wait = _posted_at(world, OTHER, b.pr_number) - delivered
             title = str(world.gh.pull(OTHER, b.pr_number)["title"])
             at_model = _ahead_of(world, since, title)
-            started = _started([w.log() for w in workers])
+            started = claimed_at([w.log() for w in workers])
         finally:
             world.think = 0.0
         # A's backlog is left to the workers' shutdown: its jobs stay in this run's keys.
