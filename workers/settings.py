@@ -77,8 +77,9 @@ class WorkerSettings:
     #: On SIGTERM a worker stops taking jobs and lets running reviews finish for this
     #: long; reviews still running then are interrupted and put back in the queue.
     shutdown_grace: float = 20.0
-    #: Reviews one installation may run at once; 0: three quarters of the review threads
-    #: of all live workers (``workers.schedule.protocol.default_limit``).
+    #: Reviews one installation may run at once, always; 0: three quarters of the review
+    #: threads of all live workers while another installation is active, else every
+    #: thread (``workers.schedule.protocol.default_limit``).
     installation_concurrency: int = 0
     #: ``fair``: installations take turns; ``fifo``: one line in arrival order.
     schedule: ScheduleMode = "fair"

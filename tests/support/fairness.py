@@ -8,11 +8,18 @@ run: shared by ``tests/system/test_fairness.py`` (the order) and
 
 Two ``gitneural worker -Q reviews -c threads`` processes; the K3 stub thinks ``think``
 seconds per review. A review-time is one review alone on the same set-up, measured first.
+
+Order is read where the scheduler decides it: the moment each job is claimed (the
+workers' "review job ... started by" lines, on this machine's clock), not the moment its
+first request reaches the model: the time between the two (a mirror to clone, a token
+to mint) depends on how busy the machine is, the claim order does not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +36,16 @@ from tests.support.services import (
     wait_for,
     worker_ready,
 )
-from workers.schedule.protocol import default_limit
 
 OTHER = "other/lib"
+#: A worker's line about a review job (Celery's worker log format: local time); a claim
+#: ends "started by WORKER", an end "outcome=STATUS".
+JOB_LINE = (
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): [^\]]*\] "
+    r"review job delivery=(\S+) [^\n]*?"
+)
+STARTED = re.compile(JOB_LINE + r" started by ", re.MULTILINE)
+ENDED = re.compile(JOB_LINE + r" outcome=", re.MULTILINE)
 
 
 @dataclass
@@ -39,8 +53,13 @@ class Backlog:
     review_time: float
     #: Seconds from B's delivery to B's review on GitHub.
     wait: float
-    #: A's reviews that reached the model after B's delivery and before B's.
+    #: A's jobs claimed (started) after B's delivery and before B's job was.
     ahead: int
+    #: A's jobs claimed before B's delivery.
+    before: int
+    #: A's reviews that reached the model after B's delivery and before B's (this also
+    #: counts A's claimed after B's whose first request beat B's: a benchmark's number).
+    ahead_at_model: int
     b_reviews: int
 
     @property
@@ -65,6 +84,25 @@ def b_pull(world: AppWorld) -> ReviewJob:
 def _posted_at(world: AppWorld, repo: str, number: int) -> float:
     posts = world.gh.requests("POST", f"/repos/{repo}/pulls/{number}/reviews")
     return min(r.time for r in posts if r.status == 200)
+
+
+def claimed_at(logs: list[str]) -> dict[str, float]:
+    """Delivery id -> when a worker claimed its job (the first claim, if put back)."""
+    return _first(logs, STARTED)
+
+
+def ended_at(logs: list[str]) -> dict[str, float]:
+    """Delivery id -> when its job's outcome was logged (the first)."""
+    return _first(logs, ENDED)
+
+
+def _first(logs: list[str], line: re.Pattern[str]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for text in logs:
+        for m in line.finditer(text):
+            when = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            found[m.group(2)] = min(when, found.get(m.group(2), when))
+    return found
 
 
 def _ahead_of(world: AppWorld, since: int, title: str) -> int:
@@ -105,21 +143,33 @@ def backlog_then_one(
             wait_for(lambda: world.reviews(alone.pr_number), "a review alone", 60 + 3 * think)
             review_time = _posted_at(world, REPO, alone.pr_number) - sent
             a_jobs = [make_job(world, world.new_pull()) for _ in range(backlog)]
+            b = b_pull(world)  # made before A's run: B's delivery is only the submit
             for job in a_jobs:
                 d.queue.submit(job)
-            # A is running as many as its limit allows (the default, of the live threads).
-            busy = min(default_limit(2 * threads), backlog)
-            wait_for(lambda: world.active.get("*", 0) >= busy, "A's reviews to run", 60)
-            b = b_pull(world)
+            # A, alone, takes every thread (the default limit applies only while another
+            # installation is active). Counted by claims: how many are with the model at
+            # one moment depends on the machine's load.
+            busy = min(2 * threads, backlog)
+            a_ids = {job.delivery_id for job in a_jobs}
+
+            def a_claimed() -> bool:
+                return len(a_ids & set(claimed_at([w.log() for w in workers]))) >= busy
+
+            wait_for(a_claimed, "A's reviews to start", 60 + 3 * think * busy / threads)
             since = len(world.stub.chat_requests)
             delivered = time.time()
             d.queue.submit(b)
             wait_for(lambda: world.gh.reviews(OTHER, b.pr_number), "B's review", patience, 0.2)
             wait = _posted_at(world, OTHER, b.pr_number) - delivered
             title = str(world.gh.pull(OTHER, b.pr_number)["title"])
-            ahead = _ahead_of(world, since, title)
+            at_model = _ahead_of(world, since, title)
+            started = claimed_at([w.log() for w in workers])
         finally:
             world.think = 0.0
         # A's backlog is left to the workers' shutdown: its jobs stay in this run's keys.
         b_reviews = len(world.gh.reviews(OTHER, b.pr_number))
-    return Backlog(review_time, wait, ahead, b_reviews)
+    b_started = started[b.delivery_id]
+    a_started = [started[j.delivery_id] for j in a_jobs if j.delivery_id in started]
+    ahead = sum(1 for t in a_started if delivered < t < b_started)
+    before = sum(1 for t in a_started if t <= delivered)
+    return Backlog(review_time, wait, ahead, before, at_model, b_reviews)

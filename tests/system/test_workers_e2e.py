@@ -17,6 +17,7 @@ import pytest
 
 from bot.jobs import ReviewJob
 from tests.support.deployments import BROKERS, broker_env
+from tests.support.fairness import claimed_at, ended_at
 from tests.support.rabbit import rabbit_vhost
 from tests.support.services import (
     REPO,
@@ -152,13 +153,17 @@ def test_two_jobs_for_one_pr_never_run_at_once(deployment: Deployment) -> None:
     try:
         # Control: two PRs do run at once (the worker has 4 threads).
         first, second = w.new_pull(), w.new_pull()
-        w.most_active["*"] = 0
         jobs = [deployment.job(first), deployment.job(second)]
         for job in jobs:
             deployment.queue.submit(job)
         for job in jobs:
             deployment.outcomes(job.delivery_id)
-        assert w.most_active["*"] == 2
+        # Each was claimed before the other ended: they ran at once (whether both were
+        # with the model at one moment depends on how long each prepared, that is load).
+        log = [deployment.worker.log()]
+        claimed, ended = claimed_at(log), ended_at(log)
+        a, b = (job.delivery_id for job in jobs)
+        assert claimed[a] < ended[b] and claimed[b] < ended[a], (claimed, ended)
         # One PR, two /review full jobs at once: one after the other.
         number = w.new_pull()
         jobs = [
@@ -228,7 +233,9 @@ def test_sigterm_requeues_a_running_review_after_the_grace_period(
             wait_for(lambda: world.calls.get(title), "the review to reach the model", 30)
             started = time.monotonic()
             assert first.stop(signal.SIGTERM, timeout=30) == 0
-            assert time.monotonic() - started < 12
+            # It waited out the grace period (1 s) before interrupting; that it did not
+            # wait for the review (20 s of streaming) is what these lines show.
+            assert time.monotonic() - started >= 1.0
             assert "interrupted by shutdown: requeued" in first.log()
         assert world.reviews(number) == []
         world.stream = 0.0

@@ -78,7 +78,7 @@ def test_a_review_stuck_past_the_soft_limit_fails_clearly(faulty: Faulty) -> Non
     faulty.queue.submit(job)
     [(status, _, detail)] = outcomes(faulty.worker, job.delivery_id)
     assert (status, detail) == ("failed", "'stopped at the soft time limit of 4 s'")
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started >= 4.0  # not before its soft limit
     assert w.reviews(number) == []
     assert "fault=1" not in faulty.worker.log().split(job.delivery_id, 1)[1]  # not retried
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.services import REDIS_URL, drop_redis_keys, require_redis, unique_prefix
 from workers.schedule.protocol import (
+    ACTIVE_WINDOW,
     FIFO_KEY,
     Claim,
     HostLoad,
@@ -26,19 +27,36 @@ from workers.schedule.protocol import (
 from workers.schedule.redis_store import RedisSchedule
 from workers.schedule.sqlite_store import SQLiteSchedule
 
+#: A schedule on each store; ``active_window``: seconds an installation counts as active
+#: after its last review ended (short here, to see the window close).
+Stores = Callable[..., Schedule]
+
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
-def sched(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Schedule]:
-    if request.param == "sqlite":
-        yield SQLiteSchedule(tmp_path / "schedule.sqlite3")
-        return
-    client = require_redis()
-    prefix = unique_prefix() + ":fq:"
-    store = RedisSchedule(REDIS_URL, prefix=prefix)
-    yield store
-    store.close()
-    drop_redis_keys(client, prefix)
-    client.close()
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
+    opened: list[RedisSchedule] = []
+    prefixes: list[str] = []
+
+    def make(active_window: float = ACTIVE_WINDOW) -> Schedule:
+        if request.param == "sqlite":
+            return SQLiteSchedule(tmp_path / "schedule.sqlite3", active_window=active_window)
+        prefixes.append(unique_prefix() + ":fq:")
+        opened.append(RedisSchedule(REDIS_URL, prefix=prefixes[-1], active_window=active_window))
+        return opened[-1]
+
+    client = require_redis() if request.param == "redis" else None
+    yield make
+    for store in opened:
+        store.close()
+    if client is not None:
+        for prefix in prefixes:
+            drop_redis_keys(client, prefix)
+        client.close()
+
+
+@pytest.fixture
+def sched(stores: Stores) -> Schedule:
+    return stores()
 
 
 def job(inst: str, name: str, lane: str = "auto", home: str | None = None) -> QueuedJob:
@@ -99,15 +117,66 @@ def test_the_default_limit_keeps_a_quarter_of_the_threads_free() -> None:
     assert default_limit(0) > 10**6  # no worker reported in: no limit to size
 
 
-def test_the_default_limit_follows_the_live_workers(sched: Schedule) -> None:
+def test_an_installation_alone_may_use_every_thread(sched: Schedule) -> None:
     sched.heartbeat("w1", "h1", 2, ttl=60)
-    sched.heartbeat("w2", "h2", 2, ttl=60)  # 4 threads: 3 per installation
+    sched.heartbeat("w2", "h2", 2, ttl=60)  # 4 threads: 3 per installation when limited
     for i in range(5):
         sched.enqueue(job("1", f"a{i}"))
-    assert [name(take(sched, limit=0)) for _ in range(4)] == ["a0", "a1", "a2", None]
-    assert sched.hosts() == {"h1": HostLoad(2, 3), "h2": HostLoad(2, 0)}
+    # Nobody else has work: the default limit holds no thread back (the worker's own
+    # threads, not the schedule, stop a fifth review from starting on 4 threads).
+    assert [name(take(sched, limit=0)) for _ in range(5)] == ["a0", "a1", "a2", "a3", "a4"]
+    assert sched.hosts() == {"h1": HostLoad(2, 5), "h2": HostLoad(2, 0)}
     sched.leave("w2")
     assert set(sched.hosts()) == {"h1"}
+
+
+def test_the_default_limit_applies_while_another_installation_has_jobs(
+    sched: Schedule,
+) -> None:
+    sched.heartbeat("w1", "h1", 4, ttl=60)  # 4 threads: 3 per installation when limited
+    for i in range(6):
+        sched.enqueue(job("1", f"a{i}"))
+    a = [take(sched, limit=0) for _ in range(4)]  # A alone: all 4 threads
+    assert [name(c) for c in a] == ["a0", "a1", "a2", "a3"]
+    sched.enqueue(job("2", "b0"))
+    sched.enqueue(job("2", "b1"))
+    assert name(take(sched, limit=0)) == "b0"  # B's turn first: A was served
+    # B has a job waiting: A (4 running) is over the default limit of 3, B is not.
+    assert name(take(sched, limit=0)) == "b1"
+    assert take(sched, limit=0) is None  # B's still run: A stays limited
+    assert a[0] is not None and sched.finish(a[0]) is True  # a dropped turn to give out
+    assert take(sched, limit=0) is None  # A runs 3: at its limit while B is active
+    assert a[1] is not None and sched.finish(a[1])
+    assert name(take(sched, limit=0)) == "a4"  # 2 running: under the limit again
+
+
+def test_the_default_limit_applies_for_a_while_after_another_s_review_ended(
+    stores: Stores,
+) -> None:
+    window = 1.0
+    sched = stores(active_window=window)
+    sched.heartbeat("w1", "h1", 4, ttl=60)  # 4 threads: 3 per installation when limited
+    sched.enqueue(job("2", "b0"))
+    b = take(sched, limit=0)
+    assert b is not None and name(b) == "b0"
+    ended = time.monotonic()
+    assert sched.finish(b) is False  # B has nothing left, but was active a moment ago
+    for i in range(5):
+        sched.enqueue(job("1", f"a{i}"))
+    first = [name(take(sched, limit=0)) for _ in range(4)]
+    assert first[:3] == ["a0", "a1", "a2"]
+    if time.monotonic() - ended < window:  # asked within B's window (a stall may delay it)
+        assert first[3] is None  # B was active: A held to 3 of the 4 threads
+    time.sleep(window + 0.2)  # B quiet for longer than the window: A alone, every thread
+    later = [name(take(sched, limit=0)) for _ in range(2)]
+    assert [n for n in first[3:] + later if n] == ["a3", "a4"]
+
+
+def test_an_explicit_limit_holds_even_for_an_installation_alone(sched: Schedule) -> None:
+    sched.heartbeat("w1", "h1", 8, ttl=60)
+    for i in range(3):
+        sched.enqueue(job("1", f"a{i}"))
+    assert [name(take(sched, limit=2)) for _ in range(3)] == ["a0", "a1", None]
 
 
 def test_fifo_is_one_line_for_everyone(sched: Schedule) -> None:
@@ -140,11 +209,13 @@ def test_a_deferred_job_waits_its_delay_then_goes_first(sched: Schedule) -> None
     claim = take(sched)
     assert claim is not None
     sched.enqueue(job("1", "other"))
+    deferred = time.monotonic()
     sched.defer(claim, 0.3, faults=2)
-    assert sched.promote() == []
-    assert name(take(sched)) == "other"
+    assert name(take(sched)) == "other"  # a deferred job is out of line until it is due
+    early = sched.promote()
+    assert early == [] or time.monotonic() - deferred >= 0.3  # not before its delay
     time.sleep(0.45)
-    [due] = sched.promote()
+    [due] = early or sched.promote()
     assert (due.entry.id, due.entry.faults) == (claim.entry.id, 2)
     again = take(sched)
     assert name(again) == "busy-pr" and again is not None and again.entry.faults == 2
@@ -178,8 +249,22 @@ def test_stalled_gives_out_turns_only_when_threads_are_free_and_nobody_claims(
     sched.enqueue(job("1", "a2"))
     assert sched.stalled(patience=5, limit=0) == 0  # a claim just happened
     time.sleep(0.3)
-    assert sched.stalled(patience=0.2, limit=0) == 1  # 2 threads, limit 1 per installation
-    assert sched.stalled(patience=0.2, limit=0) == 0  # once per patience
+    assert sched.stalled(patience=0.2, limit=0) == 2  # A alone: every one of 2 threads
+    assert sched.stalled(patience=30, limit=0) == 0  # once per patience
+    time.sleep(0.3)
+    assert sched.stalled(patience=0.2, limit=1) == 1  # an explicit limit: 1 at once
+
+
+def test_stalled_counts_the_default_limit_while_another_installation_runs(
+    sched: Schedule,
+) -> None:
+    sched.heartbeat("w1", "h1", 8, ttl=60)  # 8 threads: 6 per installation when limited
+    sched.enqueue(job("2", "b0"))
+    assert name(take(sched, limit=0)) == "b0"  # B runs one: 7 threads free
+    for i in range(8):
+        sched.enqueue(job("1", f"a{i}"))
+    time.sleep(0.3)
+    assert sched.stalled(patience=0.2, limit=0) == 6  # A may start 6, not 7
 
 
 @pytest.mark.parametrize("threads", [8])

@@ -12,6 +12,9 @@ Every script gets the key prefix as ``ARGV[1]`` and reads the time from Redis it
   ``hrun`` hashes count them per installation and per worker host;
 - ``delayed`` sorted set of job ids by the time they may run again (ms);
 - ``workers`` sorted set of live workers by expiry, ``wslots`` their ``host|slots``;
+- ``njobs`` hash: jobs in the schedule per installation (waiting, running or delayed);
+  ``active`` sorted set of installations by when their last review ended (ms): with
+  ``njobs``, whether another installation is active (when the default limit applies);
 - ``orphans``: turns dropped because every waiting job was over its limit;
   ``last_claim``: when a worker last asked for a job.
 """
@@ -39,11 +42,32 @@ local function live_slots(now)
   end
   return total
 end
-local function cap(now, limit)
-  if limit > 0 then return limit end
+-- How many reviews each installation may run at once now (workers.schedule.types:
+-- limit_applies): an explicit limit always; the default, three quarters of the live
+-- threads, only while another installation has jobs or had a review end in the window.
+local function caps(now, limit, window)
+  if limit > 0 then return function(inst) return limit end end
   local slots = live_slots(now)
-  if slots <= 0 then return 1073741824 end
-  return math.max(1, slots - math.ceil(slots / 4))
+  if slots <= 0 then return function(inst) return 1073741824 end end
+  local c = math.max(1, slots - math.ceil(slots / 4))
+  redis.call('ZREMRANGEBYSCORE', P..'active', '-inf', now - window)
+  return function(inst)
+    local jobs = redis.call('HLEN', P..'njobs') - redis.call('HEXISTS', P..'njobs', inst)
+    local ended = redis.call('ZCARD', P..'active')
+    if redis.call('ZSCORE', P..'active', inst) then ended = ended - 1 end
+    if jobs > 0 or ended > 0 then return c end
+    return 1073741824
+  end
+end
+-- The job leaves the schedule.
+local function forget(id)
+  local key = P..'job:'..id
+  local inst = redis.call('HGET', key, 'inst')
+  if inst and redis.call('HINCRBY', P..'njobs', inst, -1) <= 0 then
+    redis.call('HDEL', P..'njobs', inst)
+  end
+  redis.call('DEL', key)
+  return inst
 end
 local function pending_of(inst)
   return redis.call('ZCARD', P..'lane:'..inst..':command')
@@ -98,6 +122,7 @@ ENQUEUE: Final = (
     + """
 redis.call('HSET', P..'job:'..ARGV[2], 'blob', ARGV[3], 'inst', ARGV[4], 'lane', ARGV[5],
   'home', ARGV[6], 'faults', ARGV[7], 'resume', ARGV[8], 'recoveries', ARGV[9])
+redis.call('HINCRBY', P..'njobs', ARGV[4], 1)
 ready(ARGV[2], false)
 return 1
 """
@@ -113,21 +138,21 @@ if not inst then return 0 end
 if redis.call('ZREM', P..'lane:'..inst..':'..redis.call('HGET', key, 'lane'), ARGV[2]) == 0 then
   return 0
 end
-redis.call('DEL', key)
+forget(ARGV[2])
 if pending_of(inst) == 0 then redis.call('ZREM', P..'turns', inst) end
 return 1
 """
 )
 
-# ARGV: prefix, owner, host, lease ms, limit, locality window
+# ARGV: prefix, owner, host, lease ms, limit, locality window, active window ms
 CLAIM: Final = (
     HELPERS
     + """
 local now = now_ms()
 redis.call('SET', P..'last_claim', now)
-local c = cap(now, tonumber(ARGV[5]))
+local cap = caps(now, tonumber(ARGV[5]), tonumber(ARGV[7]))
 for _, inst in ipairs(redis.call('ZRANGE', P..'turns', 0, -1)) do
-  if tonumber(redis.call('HGET', P..'rcount', inst) or '0') < c then
+  if tonumber(redis.call('HGET', P..'rcount', inst) or '0') < cap(inst) then
     for _, lane in ipairs({'command', 'auto'}) do
       local lk = P..'lane:'..inst..':'..lane
       local ids = redis.call('ZRANGE', lk, 0, tonumber(ARGV[6]) - 1)
@@ -177,7 +202,7 @@ FINISH: Final = (
     + """
 if not owned(ARGV[2], ARGV[3]) then return 0 end
 leave_running(ARGV[2])
-redis.call('DEL', P..'job:'..ARGV[2])
+redis.call('ZADD', P..'active', now_ms(), forget(ARGV[2]))
 return 1 + orphan_turn()
 """
 )

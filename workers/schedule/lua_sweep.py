@@ -46,7 +46,7 @@ return back
 """
 )
 
-# ARGV: prefix, patience ms, limit
+# ARGV: prefix, patience ms, limit, active window ms
 STALLED: Final = (
     _HELPERS
     + """
@@ -57,11 +57,11 @@ if not last then
   return 0
 end
 if now - tonumber(last) < tonumber(ARGV[2]) then return 0 end
-local c = cap(now, tonumber(ARGV[3]))
+local cap = caps(now, tonumber(ARGV[3]), tonumber(ARGV[4]))
 local free = live_slots(now) - redis.call('ZCARD', P..'running')
 local waiting = 0
 for _, inst in ipairs(redis.call('ZRANGE', P..'turns', 0, -1)) do
-  local room = c - tonumber(redis.call('HGET', P..'rcount', inst) or '0')
+  local room = cap(inst) - tonumber(redis.call('HGET', P..'rcount', inst) or '0')
   if room > 0 then waiting = waiting + math.min(room, pending_of(inst)) end
 end
 if waiting <= 0 or free <= 0 then return 0 end

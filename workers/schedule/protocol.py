@@ -7,9 +7,10 @@ message that wakes one worker thread to run whatever job is next
 That split is what makes three promises possible at once:
 
 - **fair turns**: the next job is chosen when a thread is free, not when the job was
-  published. Installations take turns (the one served least recently goes first), each
-  runs at most ``limit`` reviews at once, and within an installation a ``/review`` by a
-  person goes ahead of automatic reviews. A FIFO broker queue cannot do that; one
+  published. Installations take turns (the one served least recently goes first); while
+  another installation is active each runs at most ``limit`` reviews at once (alone, it
+  may use every thread: no thread idles while work waits), and within an installation a
+  ``/review`` by a person goes ahead of automatic reviews. A FIFO broker queue cannot do that; one
   atomic "claim" in the store can, for every worker on every host.
 - **leases, not visibility timeouts**: a claimed job is held by a lease its worker renews
   while the review runs. A worker that dies stops renewing; any other worker's sweep puts
@@ -29,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from workers.schedule.types import (
+    ACTIVE_WINDOW,
     FIFO_KEY,
     LANES,
     LOCALITY_WINDOW,
@@ -40,6 +42,7 @@ from workers.schedule.types import (
     Returned,
     ScheduleError,
     default_limit,
+    limit_applies,
     new_owner,
     worker_of,
 )
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from workers.settings import WorkerSettings
 
 __all__ = [
+    "ACTIVE_WINDOW",
     "FIFO_KEY",
     "LANES",
     "LOCALITY_WINDOW",
@@ -62,6 +66,7 @@ __all__ = [
     "ScheduleError",
     "default_limit",
     "entry_for",
+    "limit_applies",
     "new_owner",
     "open_schedule",
     "worker_of",
@@ -80,7 +85,9 @@ class Schedule(Protocol):
     def claim(self, worker: str, host: str, lease: float, limit: int) -> Claim | None:
         """The next job by the rules above, held for ``lease`` seconds by a new owner of
         ``worker``; ``None`` when nothing may run now. ``limit``: reviews at once per
-        installation, ``0`` for the default (:func:`default_limit` of the live slots)."""
+        installation, always; ``0`` for the default: :func:`default_limit` of the live
+        slots, only while another installation has jobs here or had a review end within
+        :data:`ACTIVE_WINDOW` (:func:`limit_applies`)."""
         ...
 
     def renew(self, claim: Claim, lease: float) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import workers.schedule.lua as schedule_lua
 import workers.schedule.lua_sweep as schedule_lua_sweep
 from workers.schedule.types import (
+    ACTIVE_WINDOW,
     LOCALITY_WINDOW,
     Claim,
     HostLoad,
@@ -43,11 +44,14 @@ def _entry(values: list[Any]) -> QueuedJob:
 
 
 class RedisSchedule:
-    def __init__(self, url: str, *, prefix: str = "gitneural:fq:") -> None:
+    def __init__(
+        self, url: str, *, prefix: str = "gitneural:fq:", active_window: float = ACTIVE_WINDOW
+    ) -> None:
         import redis  # only deployments that use Redis pay for the import
 
         self._errors = redis.RedisError
         self.prefix = prefix
+        self._window = _ms(active_window)
         # Short timeouts keep a dead Redis from holding a webhook request past 10 s.
         self._redis: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=3.0, socket_connect_timeout=3.0
@@ -98,7 +102,7 @@ class RedisSchedule:
 
     def claim(self, worker: str, host: str, lease: float, limit: int) -> Claim | None:
         owner = new_owner(worker)
-        found = self._call("CLAIM", owner, host, _ms(lease), limit, LOCALITY_WINDOW)
+        found = self._call("CLAIM", owner, host, _ms(lease), limit, LOCALITY_WINDOW, self._window)
         return Claim(_entry(found), owner) if found else None
 
     def renew(self, claim: Claim, lease: float) -> bool:
@@ -121,7 +125,7 @@ class RedisSchedule:
         return [Returned(_entry(list(row))) for row in self._call("PROMOTE")]
 
     def stalled(self, patience: float, limit: int) -> int:
-        return int(self._call("STALLED", _ms(patience), limit))
+        return int(self._call("STALLED", _ms(patience), limit, self._window))
 
     def heartbeat(self, worker: str, host: str, slots: int, ttl: float) -> None:
         self._call("HEARTBEAT", worker, host, slots, _ms(ttl))

@@ -14,7 +14,6 @@ from workers.schedule.types import (
     HostLoad,
     QueuedJob,
     Returned,
-    default_limit,
     new_owner,
     worker_of,
 )
@@ -51,9 +50,9 @@ class SQLiteSchedule(SQLiteLines):
         now = self._clock()
         with self._tx() as conn:
             self._set(conn, "last_claim", now)
-            cap = self._limit(conn, now, limit)
+            cap = self._caps(conn, now, limit)
             for inst in self._turn_order(conn):
-                if self._running(conn, inst) >= cap:
+                if self._running(conn, inst) >= cap(inst):
                     continue
                 row = self._pick(conn, inst, host)
                 if row is None:
@@ -96,6 +95,7 @@ class SQLiteSchedule(SQLiteLines):
         with self._tx() as conn:
             if not self._owned(conn, claim):
                 return False
+            self._ended(conn, claim.entry.id, self._clock())
             conn.execute("DELETE FROM jobs WHERE id = ?", (claim.entry.id,))
             return self._orphan_turn(conn)
 
@@ -160,13 +160,12 @@ class SQLiteSchedule(SQLiteLines):
                 return 0
             if now - float(last[0]) < patience:
                 return 0
-            slots = self._live_slots(conn, now)
-            cap = limit if limit > 0 else default_limit(slots)
+            cap = self._caps(conn, now, limit)
             running = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = 'running'")
-            free = slots - int(running.fetchone()[0])
+            free = self._live_slots(conn, now) - int(running.fetchone()[0])
             waiting = 0
             for inst in self._turn_order(conn):
-                room = cap - self._running(conn, inst)
+                room = cap(inst) - self._running(conn, inst)
                 sql = "SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND inst = ?"
                 if room > 0:
                     waiting += min(room, int(conn.execute(sql, (inst,)).fetchone()[0]))

@@ -11,10 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from workers.schedule.types import (
+    ACTIVE_WINDOW,
+    UNLIMITED,
     Claim,
     QueuedJob,
     ScheduleError,
     default_limit,
+    limit_applies,
 )
 from workers.state.sqlite import ThreadConnections
 
@@ -28,15 +31,24 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS workers "
     "(id TEXT PRIMARY KEY, host TEXT NOT NULL, slots INTEGER NOT NULL, expires REAL NOT NULL)",
+    # When each installation's last review ended (the default limit's "recently active").
+    "CREATE TABLE IF NOT EXISTS active (inst TEXT PRIMARY KEY, at REAL NOT NULL)",
 )
 
 
 class SQLiteLines:
     """One SQLite file of jobs, lines and workers; the operations are the subclass's."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        active_window: float = ACTIVE_WINDOW,
+    ) -> None:
         self.path = path
         self._clock = clock
+        self._window = active_window
         self._connections = ThreadConnections(path, _TABLES)
 
     # -- plumbing --------------------------------------------------------------------
@@ -98,8 +110,31 @@ class SQLiteLines:
         conn.execute("DELETE FROM workers WHERE expires <= ?", (now,))
         return int(conn.execute("SELECT COALESCE(SUM(slots), 0) FROM workers").fetchone()[0])
 
-    def _limit(self, conn: sqlite3.Connection, now: float, limit: int) -> int:
-        return limit if limit > 0 else default_limit(self._live_slots(conn, now))
+    def _caps(self, conn: sqlite3.Connection, now: float, limit: int) -> Callable[[str], int]:
+        """How many reviews each installation may run at once now (see
+        :func:`workers.schedule.types.limit_applies`)."""
+        if limit > 0:
+            return lambda inst: limit
+        cap = default_limit(self._live_slots(conn, now))
+        conn.execute("DELETE FROM active WHERE at <= ?", (now - self._window,))
+
+        def of(inst: str) -> int:
+            others = conn.execute(
+                "SELECT 1 FROM jobs WHERE inst != ? UNION ALL "
+                "SELECT 1 FROM active WHERE inst != ? LIMIT 1",
+                (inst, inst),
+            ).fetchone()
+            return cap if limit_applies(limit, others is not None) else UNLIMITED
+
+        return of
+
+    def _ended(self, conn: sqlite3.Connection, id_: str, now: float) -> None:
+        """A review of the job's installation ended now: it stays active a while."""
+        conn.execute(
+            "INSERT INTO active (inst, at) SELECT inst, ? FROM jobs WHERE id = ? "
+            "ON CONFLICT (inst) DO UPDATE SET at = excluded.at",
+            (now, id_),
+        )
 
     def _running(self, conn: sqlite3.Connection, inst: str) -> int:
         sql = "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND inst = ?"

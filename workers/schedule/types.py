@@ -1,6 +1,6 @@
 """What the review schedule holds (:mod:`workers.schedule.protocol` says how it is used): a queued
 job, a claim on one, a worker host's load, a job put back in line, and the rules its stores
-share (the default per-installation limit, owner tokens)."""
+share (the default per-installation limit and when it applies, owner tokens)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,12 @@ FIFO_KEY: Final = "*"
 LOCALITY_WINDOW: Final = 16
 #: A job put back this many times because its worker stopped is reported failed.
 MAX_RECOVERIES: Final = 3
+#: Seconds an installation still counts as active after one of its reviews ended: while
+#: another installation is active, the default limit keeps threads free for it (its next
+#: review starts at once, not after one of a backlog's).
+ACTIVE_WINDOW: Final = 300.0
+#: "No limit": more than any worker pool has threads.
+UNLIMITED: Final = 1 << 30
 
 
 class ScheduleError(GitNeuralError):
@@ -103,12 +109,23 @@ class Returned:
 
 
 def default_limit(slots: int) -> int:
-    """Reviews one installation may run at once by default: three quarters of the review
-    threads of all live workers (at least 1), so another installation's review finds a
-    free thread at once even when one installation has hundreds queued."""
+    """Reviews one installation may run at once by default **while another installation
+    is active** (has jobs in the schedule, or had a review end within
+    :data:`ACTIVE_WINDOW`): three quarters of the review threads of all live workers (at
+    least 1), so the other's next review finds a free thread at once even when one
+    installation has hundreds queued. An installation alone is not limited: the stores
+    apply this only when :func:`limit_applies` (work conserving: no thread idles while
+    the only installation with work waits)."""
     if slots <= 0:
-        return 1 << 30  # no worker has reported in yet: nothing to size against
+        return UNLIMITED  # no worker has reported in yet: nothing to size against
     return max(1, slots - math.ceil(slots / 4))
+
+
+def limit_applies(limit: int, others_active: bool) -> bool:
+    """The rule both stores implement (SQLite in a transaction, Redis in Lua): an explicit
+    ``GITNEURAL_INSTALLATION_CONCURRENCY`` always holds; the default (``0``) only while
+    another installation is active."""
+    return limit > 0 or others_active
 
 
 def new_owner(worker: str) -> str:
