@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import workers.schedule.lua as schedule_lua
-import workers.schedule.lua_sweep as schedule_lua_sweep
+from workers.schedule import lua
 from workers.schedule.types import (
     ACTIVE_WINDOW,
     LOCALITY_WINDOW,
@@ -56,23 +55,9 @@ class RedisSchedule:
         self._redis: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=3.0, socket_connect_timeout=3.0
         )
-        names = (
-            "ENQUEUE",
-            "WITHDRAW",
-            "CLAIM",
-            "RENEW",
-            "FINISH",
-            "DEFER",
-            "RELEASE",
-            "RECOVER",
-            "PROMOTE",
-            "STALLED",
-            "HEARTBEAT",
-            "HOSTS",
-            "PENDING",
-        )
-        sources = {**vars(schedule_lua), **vars(schedule_lua_sweep)}
-        self._scripts = {name: self._redis.register_script(sources[name]) for name in names}
+        self._scripts = {
+            name: self._redis.register_script(lua.script(name)) for name in lua.SCRIPTS
+        }
 
     def _call(self, name: str, *args: str | int) -> Any:
         try:
@@ -86,7 +71,7 @@ class RedisSchedule:
 
     def enqueue(self, entry: QueuedJob) -> None:
         self._call(
-            "ENQUEUE",
+            "enqueue",
             entry.id,
             entry.blob(),
             entry.turn_key,
@@ -98,37 +83,37 @@ class RedisSchedule:
         )
 
     def withdraw(self, entry: QueuedJob) -> bool:
-        return int(self._call("WITHDRAW", entry.id)) == 1
+        return int(self._call("withdraw", entry.id)) == 1
 
     def claim(self, worker: str, host: str, lease: float, limit: int) -> Claim | None:
         owner = new_owner(worker)
-        found = self._call("CLAIM", owner, host, _ms(lease), limit, LOCALITY_WINDOW, self._window)
+        found = self._call("claim", owner, host, _ms(lease), limit, LOCALITY_WINDOW, self._window)
         return Claim(_entry(found), owner) if found else None
 
     def renew(self, claim: Claim, lease: float) -> bool:
-        return int(self._call("RENEW", claim.entry.id, claim.owner, _ms(lease))) == 1
+        return int(self._call("renew", claim.entry.id, claim.owner, _ms(lease))) == 1
 
     def finish(self, claim: Claim) -> bool:
-        return int(self._call("FINISH", claim.entry.id, claim.owner)) == 2
+        return int(self._call("finish", claim.entry.id, claim.owner)) == 2
 
     def defer(self, claim: Claim, delay: float, *, faults: int) -> bool:
-        return int(self._call("DEFER", claim.entry.id, claim.owner, _ms(delay), faults)) == 2
+        return int(self._call("defer", claim.entry.id, claim.owner, _ms(delay), faults)) == 2
 
     def release(self, claim: Claim) -> bool:
-        return int(self._call("RELEASE", claim.entry.id, claim.owner)) == 1
+        return int(self._call("release", claim.entry.id, claim.owner)) == 1
 
     def recover(self, skip_worker: str) -> list[Returned]:
-        found = self._call("RECOVER", skip_worker)
+        found = self._call("recover", skip_worker)
         return [Returned(_entry(list(row[1:])), _text(row[0])) for row in found]
 
     def promote(self) -> list[Returned]:
-        return [Returned(_entry(list(row))) for row in self._call("PROMOTE")]
+        return [Returned(_entry(list(row))) for row in self._call("promote")]
 
     def stalled(self, patience: float, limit: int) -> int:
-        return int(self._call("STALLED", _ms(patience), limit, self._window))
+        return int(self._call("stalled", _ms(patience), limit, self._window))
 
     def heartbeat(self, worker: str, host: str, slots: int, ttl: float) -> None:
-        self._call("HEARTBEAT", worker, host, slots, _ms(ttl))
+        self._call("heartbeat", worker, host, slots, _ms(ttl))
 
     def leave(self, worker: str) -> None:
         try:
@@ -138,14 +123,14 @@ class RedisSchedule:
             raise ScheduleError(f"review schedule on Redis failed ({type(exc).__name__})") from None
 
     def hosts(self) -> dict[str, HostLoad]:
-        flat = self._call("HOSTS")
+        flat = self._call("hosts")
         return {
             _text(flat[i]): HostLoad(int(flat[i + 1]), int(flat[i + 2]))
             for i in range(0, len(flat), 3)
         }
 
     def pending(self) -> int:
-        return int(self._call("PENDING"))
+        return int(self._call("pending"))
 
     def close(self) -> None:
         self._redis.close()
