@@ -40,7 +40,7 @@ from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.git.repo import range_change
-from bot.review import RelatedLimits, plan_review
+from bot.review import PlanOptions, RelatedLimits, plan_review
 from bot.review.findings.check import check_findings
 from bot.review.findings.submission import parse_submission
 
@@ -116,7 +116,7 @@ def review_work(
     t0 = time.perf_counter()
     change = range_change(repo, BASE_BRANCH, branch)
     t1 = time.perf_counter()
-    plan = plan_review(change, config, effort="max", related=related)
+    plan = plan_review(change, config, PlanOptions(effort="max", related=related))
     t2 = time.perf_counter()
     findings: list[Finding] = list(plan.secrets)
     for answer in answers:

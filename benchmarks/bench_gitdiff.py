@@ -32,7 +32,7 @@ from benchmarks.common import REPO_ROOT, Row, main, row
 from bot.config import Config
 from bot.git import renames as gitrenames
 from bot.git.repo import range_change
-from bot.review import plan_review
+from bot.review import PlanOptions, plan_review
 from tests.support import gitdiff as check
 
 MAX_OWN = 150
@@ -62,7 +62,7 @@ class Tally:
     def add(self, repo: pygit2.Repository, base: str, head: str, home: Path, label: str) -> None:
         started = time.perf_counter()
         change = range_change(repo, base, head)
-        plan_review(change, Config(), effort="max", related=False)
+        plan_review(change, Config(), PlanOptions(effort="max", related=False))
         self.seconds.append(time.perf_counter() - started)
         result = check.compare(change.diff, check.git_diff(repo, base, head, home))
         self.commits += 1

@@ -52,13 +52,13 @@ import json, time
 t0 = time.perf_counter()
 import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache
 from bot.config import trusted_config
-from bot.review import plan_review
+from bot.review import PlanOptions, plan_review
 from hooks.targets import open_repository, staged_target
 t1 = time.perf_counter()
 target = staged_target(open_repository("."))
 t2 = time.perf_counter()
 config = trusted_config(target.change.trusted)
-plan = plan_review(target.change, config, effort="low")
+plan = plan_review(target.change, config, PlanOptions(effort="low"))
 assert plan.files, "the staged change should be reviewed"
 t3 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "diff": t2 - t1, "prompt": t3 - t2}))

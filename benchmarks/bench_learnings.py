@@ -23,7 +23,7 @@ from bot.domain.learnings import Learning
 from bot.git.repo import range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
-from bot.review import plan_review, review
+from bot.review import PlanOptions, plan_review, review
 from bot.review.prompt import SYSTEM_TEMPLATE, render_template
 from bot.review.token_estimate import estimate_tokens
 from tests.fakes.k3 import Reply
@@ -86,7 +86,7 @@ def run(quick: bool = False) -> list[Row]:
         counted: dict[str, int] = {}
         left_out: dict[str, int] = {}
         for name, learnings in cases:
-            plan = plan_review(change, config, effort="low", learnings=learnings)
+            plan = plan_review(change, config, PlanOptions(effort="low", learnings=learnings))
             estimated[name] = plan.estimated_tokens
             left_out[name] = len(plan.learnings.left_out)
             counted[name] = _stub_tokens(change, config, learnings)

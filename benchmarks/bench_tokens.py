@@ -36,7 +36,7 @@ from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
-from bot.review import plan_review, review
+from bot.review import PlanOptions, plan_review, review
 from bot.review.token_estimate import estimate_tokens
 from bot.text import decode_text
 from tests.fakes.k3 import Reply
@@ -92,8 +92,8 @@ def _token_rows(repo: pygit2.Repository, files: int, quick: bool) -> list[Row]:
     config = Config()
     naive = _naive_text(repo, change)
     naive_tokens = estimate_tokens(naive)
-    low = plan_review(change, config, effort="low")
-    high = plan_review(change, config, effort="max")
+    low = plan_review(change, config, PlanOptions(effort="low"))
+    high = plan_review(change, config, PlanOptions(effort="max"))
     label = f"{len(change.diff):,} files, {change.diff.lines_changed:,} changed lines"
     ratio = low.estimated_tokens / naive_tokens
     stub_low, _ = _stub_prompt_tokens(change, config, "low")

@@ -97,9 +97,9 @@ def review_and_report(change: Change, args: argparse.Namespace) -> int:
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
         from bot.llm.settings import LLMSettings
-        from bot.review import plan_review
+        from bot.review import PlanOptions, plan_review
 
-        plan = plan_review(change, config, effort=effort)
+        plan = plan_review(change, config, PlanOptions(effort=effort))
         settings = LLMSettings.from_env(effort=effort)
         text = describe_plan(
             plan,

@@ -31,7 +31,7 @@ from bot.review.findings.anchor import find_file
 from bot.review.findings.evidence import EVIDENCE_WINDOW
 from bot.review.findings.side_text import SideText, side_text, split_lines
 from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
-from bot.review.pipeline import ReviewPlan, plan_review, review
+from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
 from bot.review.prompt import PROMPT_VERSION
 from bot.review.related.finder import RelatedLimits
 from bot.review.tools.toolbox import ToolLimits
@@ -40,6 +40,7 @@ __all__ = [
     "EVIDENCE_WINDOW",
     "LEARNINGS_LIMIT",
     "PROMPT_VERSION",
+    "PlanOptions",
     "RelatedLimits",
     "ReviewGroup",
     "ReviewPlan",

@@ -20,6 +20,7 @@ from typing import Any
 
 from bot.config import Config
 from bot.domain.change import Change
+from bot.domain.diff import FileDiff
 from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.effort import Effort
@@ -40,7 +41,7 @@ from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from bot.usage import Usage
 
-__all__ = ["ReviewGroup", "ReviewPlan", "plan_review", "review"]
+__all__ = ["PlanOptions", "ReviewGroup", "ReviewPlan", "plan_review", "review"]
 
 #: Tokens the related-code section adds around its text (heading and fences).
 _RELATED_FRAME_TOKENS = 64
@@ -76,46 +77,49 @@ class ReviewPlan:
         return len(self.groups) > 1
 
 
-def plan_review(
-    change: Change,
-    config: Config,
-    *,
-    effort: Effort,
-    agentic: bool | None = None,
-    changed_last: Collection[str] = (),
-    related: bool | None = None,
-    related_limits: RelatedLimits | None = None,
-    max_groups: int | None = None,
-    learnings: Sequence[Learning] = (),
-) -> ReviewPlan:
-    """Everything a review sends, without a model; ``related=False`` leaves out the
-    up-front callers and definitions; ``learnings`` are the repository's (trusted, from
-    the store), shown after the instructions when they apply to the change. ``None``
-    arguments come from ``config``."""
-    if related is None:
-        related = config.review.related_context
-    if related_limits is None:
-        related_limits = RelatedLimits(max_tokens=config.review.related_max_tokens)
-    if max_groups is None:
-        max_groups = config.agent.max_parts
+@dataclass(frozen=True)
+class PlanOptions:
+    """How one review is planned; ``None`` fields come from the repository's settings."""
+
+    effort: Effort
+    #: With the read-only tools; None: ``[agent] enabled`` and an effort above ``low``.
+    agentic: bool | None = None
+    #: Paths a push changed since the last review (said in the prompt).
+    changed_last: Collection[str] = ()
+    #: The callers and definitions up front; None: ``[review] related_context``.
+    related: bool | None = None
+    related_limits: RelatedLimits | None = None
+    #: At most this many groups for a change too large for one prompt.
+    max_groups: int | None = None
+    #: The repository's learnings (trusted, from the store), shown after the instructions
+    #: when they apply to the change.
+    learnings: Sequence[Learning] = ()
+
+
+#: A group's files, the skipped files its prompt lists, and its token budget.
+_Part = tuple[list[FileContext], list[SkippedFile], int]
+
+
+def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewPlan:
+    """Everything a review sends, without a model."""
+    effort = options.effort
+    agentic = options.agentic
     if agentic is None:
         agentic = config.agent.enabled and effort != "low" and change.head is not None
     selected, skipped = select_files(change.diff, config.ignore_globs())
-    secrets = secret_findings(change.diff)
     safe = redacted_change(change)
-    contexts = []
-    for file in selected:
-        safe_file = safe.diff.get(file.path)
-        assert safe_file is not None  # redaction keeps every path
+    contexts = [
         # The real head: the context redacts the lines it shows (a redacted snapshot
         # would redact every file whole, most of which is never shown).
-        contexts.append(
-            build_file_context(safe_file, change.head, expand=config.review.expand_context)
+        build_file_context(
+            _redacted_file(safe, f.path), change.head, expand=config.review.expand_context
         )
+        for f in selected
+    ]
     instructions = load_instructions(
         safe.trusted, config.review.instructions, config.review.instructions_max_chars
     )
-    shown = learnings_for(learnings, change)
+    shown = learnings_for(options.learnings, change)
     tools = [submit_review_tool()]
     if agentic and change.head is not None:
         tools += RepoTools(change.head).definitions()
@@ -123,52 +127,37 @@ def plan_review(
 
     def room_after(listed: list[SkippedFile]) -> int:
         overhead = overhead_tokens(
-            change=safe,
-            skipped=listed,
-            instructions=instructions,
-            agentic=agentic,
-            learnings=shown,
+            change=safe, skipped=listed, instructions=instructions, agentic=agentic, learnings=shown
         )
         return max(0, config.review.max_prompt_tokens - overhead - tool_tokens)
 
-    budget = room_after(skipped)
-    packed, over = pack(contexts, budget)
-    # Each group: its files, the skipped files its prompt lists, and its token budget.
-    parts: list[tuple[list[FileContext], list[SkippedFile], int]]
-    if not over:
-        parts = [(packed, skipped, budget)] if packed else []
-    else:
-        # Too large for one prompt: parts of related files, each with its own prompt.
-        # A part's prompt lists no skipped files (coverage is stated in the summary).
-        part_budget = room_after([])
-        groups, left_out = split_files(contexts, part_budget, max_groups=max_groups)
-        skipped = skipped + left_out
-        parts = [(pack(g.files, part_budget)[0], [], part_budget) for g in groups]
-    extras = [""] * len(parts)
-    if related and change.head is not None and parts:
-        rooms = [
-            room - sum(file_cost(f) for f in files) - _RELATED_FRAME_TOKENS
-            for files, _, room in parts
-        ]
-        finder = RelatedFinder(change.head, related_limits)
-        found = finder.contexts([[f.file for f in files] for files, _, _ in parts], rooms)
-        # The snippets are redacted already; this also covers the section titles.
-        extras = [redact_text(text)[0] for text in found]
-    review_parts: list[ReviewGroup] = []
-    for (files, listed, _), extra in zip(parts, extras, strict=True):
-        messages = render_messages(
-            change=safe,
-            files=files,
-            skipped=listed,
-            instructions=instructions,
-            extra_context=extra,
-            agentic=agentic,
-            changed_last=changed_last,
-            learnings=shown,
+    max_groups = config.agent.max_parts if options.max_groups is None else options.max_groups
+    parts, skipped = _parts(contexts, skipped, room_after, max_groups)
+    related = config.review.related_context if options.related is None else options.related
+    limits = options.related_limits or RelatedLimits(max_tokens=config.review.related_max_tokens)
+    extras = _related_extras(change, parts, limits) if related else [""] * len(parts)
+    review_parts = [
+        _group(
+            files,
+            render_messages(
+                change=safe,
+                files=files,
+                skipped=listed,
+                instructions=instructions,
+                extra_context=extra,
+                agentic=agentic,
+                changed_last=options.changed_last,
+                learnings=shown,
+            ),
+            extra,
+            tools,
         )
-        estimated = estimate_tokens(json.dumps(messages)) + estimate_tokens(json.dumps(tools))
-        review_parts.append(ReviewGroup(files, messages, extra, estimated))
-    if not review_parts:
+        for (files, listed, _), extra in zip(parts, extras, strict=True)
+    ]
+    if review_parts:
+        messages = review_parts[0].messages
+        estimated = sum(g.estimated_tokens for g in review_parts)
+    else:
         messages = render_messages(
             change=safe,
             files=[],
@@ -177,25 +166,70 @@ def plan_review(
             agentic=agentic,
             learnings=shown,
         )
-        estimated = estimate_tokens(json.dumps(messages)) + estimate_tokens(json.dumps(tools))
-    else:
-        messages = review_parts[0].messages
-        estimated = sum(g.estimated_tokens for g in review_parts)
-    all_files = sorted((f for g in review_parts for f in g.files), key=lambda f: f.file.path)
+        estimated = _estimate(messages, tools)
     return ReviewPlan(
-        change,
-        effort,
-        agentic,
-        all_files,
-        skipped,
-        secrets,
-        instructions,
-        messages,
-        tools,
-        estimated,
-        review_parts,
-        shown,
+        change=change,
+        effort=effort,
+        agentic=agentic,
+        files=sorted((f for g in review_parts for f in g.files), key=lambda f: f.file.path),
+        skipped=skipped,
+        secrets=secret_findings(change.diff),
+        instructions=instructions,
+        messages=messages,
+        tools=tools,
+        estimated_tokens=estimated,
+        groups=review_parts,
+        learnings=shown,
     )
+
+
+def _redacted_file(safe: Change, path: str) -> FileDiff:
+    found = safe.diff.get(path)
+    assert found is not None  # redaction keeps every path
+    return found
+
+
+def _parts(
+    contexts: list[FileContext],
+    skipped: list[SkippedFile],
+    room_after: Callable[[list[SkippedFile]], int],
+    max_groups: int,
+) -> tuple[list[_Part], list[SkippedFile]]:
+    """The prompts' parts: one when the change fits, else groups of related files (each
+    with its own prompt, listing no skipped files: coverage is stated in the summary)."""
+    budget = room_after(skipped)
+    packed, over = pack(contexts, budget)
+    if not over:
+        return ([(packed, skipped, budget)] if packed else []), skipped
+    part_budget = room_after([])
+    groups, left_out = split_files(contexts, part_budget, max_groups=max_groups)
+    return [(pack(g.files, part_budget)[0], [], part_budget) for g in groups], skipped + left_out
+
+
+def _related_extras(change: Change, parts: list[_Part], limits: RelatedLimits) -> list[str]:
+    """Each part's callers and definitions, in the room its files left."""
+    if change.head is None or not parts:
+        return [""] * len(parts)
+    rooms = [
+        room - sum(file_cost(f) for f in files) - _RELATED_FRAME_TOKENS for files, _, room in parts
+    ]
+    finder = RelatedFinder(change.head, limits)
+    found = finder.contexts([[f.file for f in files] for files, _, _ in parts], rooms)
+    # The snippets are redacted already; this also covers the section titles.
+    return [redact_text(text)[0] for text in found]
+
+
+def _estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    return estimate_tokens(json.dumps(messages)) + estimate_tokens(json.dumps(tools))
+
+
+def _group(
+    files: list[FileContext],
+    messages: list[dict[str, Any]],
+    extra: str,
+    tools: list[dict[str, Any]],
+) -> ReviewGroup:
+    return ReviewGroup(files, messages, extra, _estimate(messages, tools))
 
 
 def _nothing_to_review(plan: ReviewPlan) -> str:
@@ -221,9 +255,7 @@ def review(
     """Review ``change`` with ``client`` (whose effort applies) and check the findings;
     ``learnings``: the repository's (see :func:`plan_review`)."""
     started = time.monotonic()
-    plan = plan_review(
-        change,
-        config,
+    options = PlanOptions(
         effort=client.effort,
         changed_last=changed_last,
         related=related,
@@ -231,6 +263,7 @@ def review(
         max_groups=max_groups,
         learnings=learnings,
     )
+    plan = plan_review(change, config, options)
     usage = Usage()
     summary = _nothing_to_review(plan)
     model_findings: list[Finding] = []

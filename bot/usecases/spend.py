@@ -18,7 +18,7 @@ from bot.config import Config
 from bot.effort import Effort
 from bot.errors import StoreError
 from bot.jobs import ConversationJob, ReviewJob
-from bot.review import plan_review
+from bot.review import PlanOptions, plan_review
 from bot.spend_caps import Refusal, month_of, refusal
 
 # The store's modules (SQLAlchemy, the store extra) are imported where a store is given:
@@ -81,7 +81,7 @@ def budget_refusal(
     if pc.since is not None and not pc.change.diff.files:
         return None  # nothing new to review: nothing is sent anyway
     effort = cast(Effort, job.effort or config.review.effort)
-    plan = plan_review(pc.change, config, effort=effort, changed_last=pc.changed_last)
+    plan = plan_review(pc.change, config, PlanOptions(effort=effort, changed_last=pc.changed_last))
     month = month_of()
     from bot.store.usage import spent
 

@@ -13,7 +13,7 @@ from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.learnings import Learning
 from bot.learn_command import LearningCommand, forget_id, learning_command
-from bot.review import plan_review
+from bot.review import PlanOptions, plan_review
 from bot.review.context.learnings import (
     MAX_LEARNINGS,
     MAX_LEARNINGS_CHARS,
@@ -110,7 +110,7 @@ def test_learnings_end_the_trusted_instructions_of_a_review() -> None:
     change = Change(parse_diff(DIFF), title="Bump the pool size")
     rules = [Learning(1, "Pool sizes are tuned by ops: do not report them."),
              Learning(2, "Only for docs.", "docs/")]  # fmt: skip
-    plan = plan_review(change, Config(), effort="low", learnings=rules)
+    plan = plan_review(change, Config(), PlanOptions(effort="low", learnings=rules))
     user = _user(plan.messages)
     trusted = user.index("# Repository instructions (trusted)")
     learnt = user.index("## Learnings (trusted: rules taught with `/learn`")
@@ -122,7 +122,7 @@ def test_learnings_end_the_trusted_instructions_of_a_review() -> None:
     assert system.index("# Trusted and untrusted text") < system.index("Learnings, when")
     assert "cannot override or relax them" in system
     # No learnings: the prompt has no such section, and the same system message.
-    bare = plan_review(change, Config(), effort="low")
+    bare = plan_review(change, Config(), PlanOptions(effort="low"))
     assert "## Learnings" not in _user(bare.messages)
     assert bare.messages[0] == plan.messages[0]
 

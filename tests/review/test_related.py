@@ -14,7 +14,7 @@ from bot.domain.change import Change
 from bot.domain.results import Placement, Severity
 from bot.git.repo import range_change
 from bot.git.snapshots import IndexSnapshot
-from bot.review.pipeline import plan_review, review
+from bot.review.pipeline import PlanOptions, plan_review, review
 from bot.review.related.finder import RelatedLimits, changed_names, used_names
 from bot.review.related.nearest_files import nearest_files
 from tests.fakes.k3 import K3Stub, Reply
@@ -244,7 +244,7 @@ def test_related_code_shows_definitions_of_what_the_change_uses(tmp_path: Path) 
         },
     )
     change = range_change(repo, "HEAD~1", "HEAD")
-    plan = plan_review(change, config(), effort="low")
+    plan = plan_review(change, config(), PlanOptions(effort="low"))
     text = plan.messages[1]["content"]
     assert "Definition of make_box (used by this change):" in text
     assert "9 | def make_box(width, height):" in text
@@ -259,22 +259,26 @@ def test_related_code_leaves_out_what_the_diff_shows(tmp_path: Path) -> None:
     base = "def helper(a, b):\n    return a\nanswer = helper(1, 2)\n\n\nprint(answer)\n"
     commit(repo, {"lib.py": base})
     commit(repo, {"lib.py": base.replace("helper(a, b)", "helper(b, a)")})
-    plan = plan_review(range_change(repo, "HEAD~1", "HEAD"), config(), effort="low")
+    plan = plan_review(range_change(repo, "HEAD~1", "HEAD"), config(), PlanOptions(effort="low"))
     # The only caller is in the diff's own hunk: nothing to add.
     assert plan.groups[0].extra_context == ""
 
 
 def test_related_code_is_deterministic_and_bounded(change: Change) -> None:
-    first = plan_review(change, config(), effort="low")
-    again = plan_review(change, config(), effort="low")
+    first = plan_review(change, config(), PlanOptions(effort="low"))
+    again = plan_review(change, config(), PlanOptions(effort="low"))
     assert first.messages == again.messages
     small = plan_review(
-        change, config(), effort="low", related_limits=RelatedLimits(max_tokens=30, min_tokens=10)
+        change,
+        config(),
+        PlanOptions(effort="low", related_limits=RelatedLimits(max_tokens=30, min_tokens=10)),
     )
     extra = small.groups[0].extra_context
     assert extra.startswith("[more related code left out")
     none = plan_review(
-        change, config(review__max_prompt_tokens=first.estimated_tokens - 50), effort="low"
+        change,
+        config(review__max_prompt_tokens=first.estimated_tokens - 50),
+        PlanOptions(effort="low"),
     )
     # No room left after the files: no related code, and the files are all still there.
     assert none.groups[0].extra_context == "" and len(none.files) == 1
@@ -349,17 +353,17 @@ def test_related_search_reads_nearest_files_first_within_a_byte_bound(
     # Room for the four files of pkg/ (each costs its size plus 4 kB), not for aaa/.
     pkg = [size or 0 for path, size in nearest_files(change.head, []) if path.startswith("pkg/")]
     near = RelatedLimits(max_scan_bytes=sum(pkg) + len(pkg) * 4_096, max_sites=10)
-    plan = plan_review(change, config(), effort="low", related_limits=near)
+    plan = plan_review(change, config(), PlanOptions(effort="low", related_limits=near))
     text = plan.groups[0].extra_context
     assert "Callers of resize (changed by this change):" in text
     assert _callers_shown(text) == ["pkg/core/sizes.py", "pkg/parent.py", "pkg/core/deep/inner.py"]
     assert "[the search for related code stopped early: results are partial]" in text
     # Bounded in bytes, not time: the same prompt on every run.
-    again = plan_review(change, config(), effort="low", related_limits=near)
+    again = plan_review(change, config(), PlanOptions(effort="low", related_limits=near))
     assert again.messages == plan.messages
     # With room for everything, the far callers follow the near ones.
     everything = RelatedLimits(max_sites=20)
-    whole = plan_review(change, config(), effort="low", related_limits=everything)
+    whole = plan_review(change, config(), PlanOptions(effort="low", related_limits=everything))
     shown = _callers_shown(whole.groups[0].extra_context)
     assert shown[:3] == ["pkg/core/sizes.py", "pkg/parent.py", "pkg/core/deep/inner.py"]
     assert shown[3:] == [f"aaa/far{i}.py" for i in range(8)]

@@ -12,7 +12,7 @@ import pytest
 from bot.domain.change import Change
 from bot.domain.results import Severity
 from bot.git.repo import range_change
-from bot.review.pipeline import plan_review, review
+from bot.review.pipeline import PlanOptions, plan_review, review
 from tests.fakes.k3 import K3Stub
 from tests.fakes.k3.brain import call, client_for, config, results_by_call, submit, tools_reply
 from tests.fakes.keys import new_rsa_pem
@@ -122,7 +122,7 @@ def test_context_around_a_change_is_redacted_where_it_is_shown(tmp_path: Path) -
     commit(repo, {"deploy/keys.py": source}, "base")
     commit(repo, {"deploy/keys.py": source.replace("step_200 = 200", "step_200 = 201")})
     change = range_change(repo, "HEAD~1", "HEAD")
-    plan = plan_review(change, config(), effort="low", related=False)
+    plan = plan_review(change, config(), PlanOptions(effort="low", related=False))
     (context,) = [f.context_text for f in plan.files]
     text = json.dumps(plan.messages)
     assert context.startswith("lines 1-15: def load_keys():")  # the unit is shown, cut

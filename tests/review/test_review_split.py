@@ -19,7 +19,7 @@ from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review.packing.fit import file_cost
 from bot.review.packing.groups import GROUP_LIMIT, module_stem, split_files
-from bot.review.pipeline import ReviewPlan, plan_review, review
+from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
 from bot.review.prompt import overhead_tokens, submit_review_tool
 from bot.review.selection import SUBMODULE
 from bot.review.token_estimate import estimate_tokens
@@ -90,7 +90,7 @@ def _group_of(groups: list[Any], path: str) -> int:
 
 
 def test_groups_keep_related_files_together(mixed: Change) -> None:
-    whole = plan_review(mixed, config(), effort="low", related=False)
+    whole = plan_review(mixed, config(), PlanOptions(effort="low", related=False))
     files = whole.files
     per_file = max(file_cost(f) for f in files)
     groups, skipped = split_files(files, per_file * 3, max_groups=40)
@@ -111,7 +111,7 @@ def test_groups_keep_related_files_together(mixed: Change) -> None:
 
 
 def test_a_file_too_large_for_any_prompt_is_skipped(mixed: Change) -> None:
-    files = plan_review(mixed, config(), effort="low", related=False).files
+    files = plan_review(mixed, config(), PlanOptions(effort="low", related=False)).files
     groups, skipped = split_files(files, 60, max_groups=40)
     assert groups == [] and len(skipped) == len(files)
     assert all(s.reason.startswith("over the token budget (") for s in skipped)
@@ -126,10 +126,10 @@ def _half_the_files(whole: ReviewPlan) -> int:
 
 
 def test_a_split_plan_renders_one_prompt_per_group(mixed: Change) -> None:
-    whole = plan_review(mixed, config(), effort="low")
+    whole = plan_review(mixed, config(), PlanOptions(effort="low"))
     assert not whole.split
     budget = _half_the_files(whole)
-    plan = plan_review(mixed, config(review__max_prompt_tokens=budget), effort="low")
+    plan = plan_review(mixed, config(review__max_prompt_tokens=budget), PlanOptions(effort="low"))
     assert plan.split and plan.skipped == []
     assert sorted(f.file.path for f in plan.files) == sorted(f.path for f in mixed.diff.files)
     for group in plan.groups:
@@ -241,7 +241,7 @@ def test_agentic_parts_and_the_group_limit(huge: Change) -> None:
 
 
 def test_a_failed_part_is_listed_and_the_others_kept(mixed: Change) -> None:
-    whole = plan_review(mixed, config(), effort="low")
+    whole = plan_review(mixed, config(), PlanOptions(effort="low"))
     cfg = config(review__max_prompt_tokens=_half_the_files(whole))
 
     def brain(body: dict[str, Any]) -> Reply:
@@ -265,6 +265,6 @@ def test_a_rejected_key_stops_every_part(huge: Change) -> None:
         with pytest.raises(ModelConfigError):
             review(huge, cfg, client, related=False)
         sent = len(stub.chat_requests)
-    parts = len(plan_review(huge, cfg, effort="low", related=False).groups)
+    parts = len(plan_review(huge, cfg, PlanOptions(effort="low", related=False)).groups)
     # Parts not started yet were cancelled: at most the two running ones asked.
     assert parts >= 4 and 1 <= sent <= 2

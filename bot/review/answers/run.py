@@ -29,7 +29,7 @@ from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
 from bot.review.context.file_context import load_instructions
 from bot.review.context.learnings import learnings_for
-from bot.review.pipeline import plan_review
+from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.toolbox import RepoTools, ToolLimits
@@ -122,7 +122,9 @@ def answer_question(
     included)."""
     agentic = _agentic(config, client, change)
     plan = plan_review(
-        change, config, effort=client.effort, agentic=agentic, max_groups=1, learnings=learnings
+        change,
+        config,
+        PlanOptions(effort=client.effort, agentic=agentic, max_groups=1, learnings=learnings),
     )
     group = plan.groups[0] if plan.groups else None
     messages = ask_messages(
