@@ -33,7 +33,7 @@ def gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
     from bot.cli.ops_wiring import gunicorn_log_config
 
     host = f"[{args.host}]" if ":" in args.host else args.host
-    level = "debug" if args.verbose > 1 else "info"
+    level = ("warning", "info", "debug")[min(args.verbose, 2)]
     log_config = gunicorn_log_config(level)
     return {
         **({"logconfig_dict": log_config} if log_config else {}),
