@@ -31,11 +31,22 @@ def _build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="log more (repeat for debug)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from bot.cli import action_cmd, db_cmd, hook_cmd, review_cmd, server_cmd, usage_cmd
+    from bot.cli import (
+        action_cmd,
+        db_cmd,
+        doctor_cmd,
+        hook_cmd,
+        review_cmd,
+        server_cmd,
+        setup_cmd,
+        usage_cmd,
+    )
 
     review_cmd.add_parser(commands)
     hook_cmd.add_parser(commands)
     server_cmd.add_parser(commands)
+    setup_cmd.add_parser(commands)
+    doctor_cmd.add_parser(commands)
     db_cmd.add_parser(commands)
     action_cmd.add_parser(commands)
     usage_cmd.add_parser(commands)
