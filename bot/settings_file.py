@@ -55,7 +55,7 @@ def read_settings(path: Path) -> dict[str, str]:
         value = _unquote(match.group(2)) if match else None
         if match is None or value is None:
             raise ConfigError(
-                f"{path}:{number} is not a NAME=value line (quote values with spaces)"
+                f"{path}:{number} is not a NAME=value line (values may be quoted)"
             )
         values[match.group(1)] = value
     return values
@@ -118,7 +118,7 @@ def write_settings(path: Path, values: Mapping[str, str], header: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(tmp, 0o600)  # whatever the umask said
+        tmp.chmod(0o600)  # whatever the umask said
         tmp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):

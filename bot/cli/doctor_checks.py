@@ -136,21 +136,20 @@ def _webhook_rows(probe: object) -> Iterator[Row]:
                   "no webhook secret)", "set the same secret in the App's settings → Webhook "
                   "secret")  # fmt: skip
     elif len(local) < 16:
-        yield Row("webhook secret", False, "GITHUB_WEBHOOK_SECRET is shorter than 16 "
-                  "characters", "use a long random secret, here and in the App's settings")  # fmt: skip
+        yield Row("webhook secret", False, "GITHUB_WEBHOOK_SECRET is shorter than 16 characters",
+                  "use a long random secret, here and in the App's settings")  # fmt: skip
     else:
         yield Row("webhook secret", True, "set here and on GitHub")
     yield Row("webhook URL", True, url)
 
 
 def queue_rows() -> Iterator[Row]:
+    from bot.cli.serve_line import broker_text
     from bot.store import database_url, open_store, redacted_url
     from bot.store.errors import store_errors
     from workers import health
     from workers.app import create_publisher
     from workers.settings import WorkerSettings
-
-    from bot.cli.serve_line import broker_text
 
     try:
         settings = WorkerSettings.from_env()

@@ -44,8 +44,10 @@ def serve_line(
 ) -> str:
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}"
-    status = "/status" if os.environ.get("GITNEURAL_ADMIN_TOKEN", "").strip() else (
-        "/status (off: GITNEURAL_ADMIN_TOKEN unset)"
+    status = (
+        "/status"
+        if os.environ.get("GITNEURAL_ADMIN_TOKEN", "").strip()
+        else ("/status (off: GITNEURAL_ADMIN_TOKEN unset)")
     )
     if workers is None:
         running = "workers: none here (run `gitneural worker` on the shared broker)"

@@ -86,25 +86,42 @@ def settings_problems(roles: Iterable[Role], env: Mapping[str, str] | None = Non
                 add(str(exc), setting.name)
                 stand_ins[setting.name] = ""  # its default, for the checks below
     env = {**env, **stand_ins}
-    checks: list[Callable[[], object]] = [
-        lambda: WorkerSettings.from_env(env),
-        lambda: database_url(env),
-        lambda: load_budgets(env),
-        lambda: log_format(env),
-        lambda: max_bytes_from_env(env),
+    checks: list[Callable[[Mapping[str, str]], object]] = [
+        WorkerSettings.from_env,
+        database_url,
+        load_budgets,
+        log_format,
+        max_bytes_from_env,
     ]
     if "web" in roles:
-        checks.insert(0, lambda: WebSettings.from_env(env))
+        checks.insert(0, WebSettings.from_env)
     if "worker" in roles:
-        checks += [lambda: LLMSettings.from_env(env), lambda: ModelRateLimit.from_env(env)]
+        checks += [LLMSettings.from_env, ModelRateLimit.from_env]
         for message in credential_problems(env):
             add(message)
     for check in checks:
+        _run_check(check, env, add)
+    return problems
+
+
+def _run_check(
+    check: Callable[[Mapping[str, str]], object],
+    env: Mapping[str, str],
+    add: Callable[[str], None],
+) -> None:
+    """Run a settings object's own checks; after each problem, put the setting it names
+    back to its default and run them again, so one object reports all its problems."""
+    env = dict(env)
+    for _ in range(len(SERVER_SETTINGS)):
         try:
-            check()
+            check(env)
+            return
         except ConfigError as exc:
             add(str(exc))
-    return problems
+            named = [s.name for s in SERVER_SETTINGS if s.name in str(exc) and env.get(s.name)]
+            if not named:
+                return
+            env[max(named, key=len)] = ""  # the longest: ..._BACKOFF_MAX, not ..._BACKOFF
 
 
 def check_settings(

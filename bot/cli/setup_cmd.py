@@ -44,8 +44,11 @@ def add_parser(commands: Any) -> None:
     setup.add_argument("--port", type=int, default=3000, help="port of the local page (0: any)")
     setup.add_argument("--webhook-url", default="", help="public webhook URL, to fill the form")
     setup.add_argument("--organization", default="", help="organization owning the App")
-    setup.add_argument("--github-url", default="https://github.com",
-                       help="github.com or a GitHub Enterprise Server, to fill the form")  # fmt: skip
+    setup.add_argument(
+        "--github-url",
+        default="https://github.com",
+        help="github.com or a GitHub Enterprise Server, to fill the form",
+    )
     setup.set_defaults(run=run_setup)
 
 
@@ -99,8 +102,8 @@ def run_setup(args: argparse.Namespace) -> int:
         return str(path)
 
     server = SetupServer((args.host, args.port), SetupState(callback_url="", on_registered=write))
-    host, port = server.server_address[:2]
-    shown = f"[{host}]" if ":" in str(host) else str(host)
+    port = server.server_address[1]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
     page = f"http://{shown}:{port}"
     state = server.state
     state.callback_url = f"{page}/callback"
@@ -117,6 +120,9 @@ def run_setup(args: argparse.Namespace) -> int:
         server.shutdown()
         thread.join()
         server.server_close()
-    print(f"gitneural setup: wrote the App's credentials to {path} (mode 0600); install "
-          "it on repositories from the page, then run `gitneural serve`", file=sys.stderr)  # fmt: skip
+    print(
+        f"gitneural setup: wrote the App's credentials to {path} (mode 0600); install it "
+        "on repositories from the page, then run `gitneural serve`",
+        file=sys.stderr,
+    )
     return 0

@@ -75,16 +75,16 @@ def form_page(state: SetupState, error: str = "") -> bytes:
         + '<form method="post" action="/start">'
         "<fieldset><legend>Owner of the App</legend>"
         f'<label><input type="radio" name="owner" value="user" id="owner-user"'
-        f'{"" if org else " checked"}> my account</label>'
+        f"{'' if org else ' checked'}> my account</label>"
         f'<label><input type="radio" name="owner" value="org" id="owner-org"'
-        f'{" checked" if org else ""}> an organization:</label>'
+        f"{' checked' if org else ''}> an organization:</label>"
         f'<input type="text" name="organization" id="organization" '
         f'value="{_e(state.organization)}"></fieldset>'
         "<fieldset><legend>GitHub</legend>"
         f'<label><input type="radio" name="where" value="com" id="where-com"'
-        f'{"" if on_ghes else " checked"}> github.com</label>'
+        f"{'' if on_ghes else ' checked'}> github.com</label>"
         f'<label><input type="radio" name="where" value="ghes" id="where-ghes"'
-        f'{" checked" if on_ghes else ""}> GitHub Enterprise Server at:</label>'
+        f"{' checked' if on_ghes else ''}> GitHub Enterprise Server at:</label>"
         f'<input type="url" name="server" id="server" placeholder="https://github.example.com" '
         f'value="{_e(state.github if on_ghes else "")}"></fieldset>'
         '<label for="webhook">Public webhook URL (where GitHub reaches '
@@ -139,9 +139,7 @@ def callback_page(state: SetupState, query: dict[str, str]) -> tuple[int, bytes]
         app = convert_code(api, query.get("code", ""))
         written = state.on_registered(app, api)
     except GitNeuralError as exc:
-        return 502, _page(
-            "Registration failed", f'<p class="error" id="error">{_e(str(exc))}</p>'
-        )
+        return 502, _page("Registration failed", f'<p class="error" id="error">{_e(str(exc))}</p>')
     return 200, _page(
         "GitNeural is registered",
         f"<p>The App <b>{_e(app.name)}</b> (id {app.app_id}) belongs to {_e(app.owner)} on "

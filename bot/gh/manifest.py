@@ -114,7 +114,7 @@ def convert_code(api_url: str, code: str) -> RegisteredApp:
     """``POST /app-manifests/{code}/conversions`` (no authentication: the code is it)."""
     if not _CODE.fullmatch(code):
         raise ConfigError("GitHub's redirect carried no usable code: register the App again")
-    request = urllib.request.Request(
+    request = urllib.request.Request(  # noqa: S310 - an http(s) URL, checked
         f"{api_url}/app-manifests/{code}/conversions",
         data=b"",
         method="POST",

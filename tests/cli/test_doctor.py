@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.keys import new_rsa_pem
-from tests.support.services import GITNEURAL, ROOT, AppWorld, app_world, free_port
+from tests.support.services import GITNEURAL, AppWorld, app_world, free_port
 
 
 @dataclass
@@ -111,7 +111,7 @@ def test_each_failure_is_reported_with_its_fix(
     result = doctor(world, tmp_path, **changes())
     assert result.code == 1, result.out
     result_of_row, text = result.row(row)
-    assert result_of_row == "FAIL" and detail in text and f"fix: " in text, result.out
+    assert result_of_row == "FAIL" and detail in text and "fix: " in text, result.out
     assert fix in text.split("fix: ", 1)[1], result.out
     # One failure does not hide the others' checks.
     assert result.row("store")[0] == ("FAIL" if row == "store" else "ok"), result.out
@@ -151,4 +151,3 @@ def test_an_app_without_a_webhook_secret_on_github_is_told_to_set_one(
 def test_doctor_reads_the_settings_file(world: AppWorld, tmp_path: Path) -> None:
     (tmp_path / "gitneural.env").write_text("GITNEURAL_MODEL=kimi-k9\n")
     assert "kimi-k9" in doctor(world, tmp_path).row("model")[1]
-    assert ROOT != tmp_path

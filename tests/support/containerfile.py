@@ -76,7 +76,7 @@ def read_containerfile(path: Path = CONTAINERFILE) -> Containerfile:
         elif word == "USER":
             parsed.user = rest
         elif word == "HEALTHCHECK":
-            options, _, command = rest.partition("CMD ")
+            _options, _, command = rest.partition("CMD ")
             assert command, f"HEALTHCHECK without CMD: {rest}"
             parsed.healthcheck = _exec_form(command.strip())
     return parsed

@@ -108,16 +108,15 @@ def blueprint(prefix: str) -> Blueprint:
         if not target:
             return _page("App created", f"<p>{html.escape(str(manifest.get('name')))}</p>")
         sep = "&" if "?" in target else "?"
-        return Response(status=302, headers={"Location": target + sep + urllib.parse.urlencode(query)})
+        location = target + sep + urllib.parse.urlencode(query)
+        return Response(status=302, headers={"Location": location})
 
     @bp.get("/apps/<slug>/installations/new")
     def install_page(slug: str) -> Response:
         s = store()
         if slug != s.app_slug:
             return _page("Page not found", "", status=404)
-        accounts = "".join(
-            f"<li>{html.escape(i.account)}</li>" for i in s.installations.values()
-        )
+        accounts = "".join(f"<li>{html.escape(i.account)}</li>" for i in s.installations.values())
         return _page(f"Install {slug}", f'<ul id="accounts">{accounts}</ul>')
 
     @bp.post(f"{prefix}/app-manifests/<code>/conversions")
