@@ -54,9 +54,7 @@ def read_settings(path: Path) -> dict[str, str]:
         match = _LINE.fullmatch(line)
         value = _unquote(match.group(2)) if match else None
         if match is None or value is None:
-            raise ConfigError(
-                f"{path}:{number} is not a NAME=value line (values may be quoted)"
-            )
+            raise ConfigError(f"{path}:{number} is not a NAME=value line (values may be quoted)")
         values[match.group(1)] = value
     return values
 

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 def wsgi_app() -> flask.Flask:
     """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
     from bot.cli.ops_wiring import web_operations
+    from bot.settings_file import load_settings_file
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
     from workers.app import create_publisher
     from workers.queue import CeleryJobQueue
     from workers.settings import WorkerSettings
 
+    load_settings_file()  # under a gunicorn of one's own too
     web = WebSettings.from_env()
     settings = WorkerSettings.from_env()
     publisher = create_publisher(settings)

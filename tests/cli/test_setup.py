@@ -44,7 +44,7 @@ def test_the_settings_file_is_owner_only_and_reads_back_exactly(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    "line", ["GITHUB_APP_ID", "GITHUB APP ID=1", "KEY=\"unclosed", "KEY='unclosed", "=1"]
+    "line", ["GITHUB_APP_ID", "GITHUB APP ID=1", 'KEY="unclosed', "KEY='unclosed", "=1"]
 )
 def test_a_line_that_is_not_name_equals_value_is_refused_with_its_number(
     tmp_path: Path, line: str

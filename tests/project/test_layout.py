@@ -49,7 +49,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary: the diff, the change, the results", ("bot.domain",)),
     (
         "settings and jobs, budgets, metrics and log lines",
-        ("bot.config", "bot.envvars", "bot.jobs", "bot.budgets", "bot.metrics", "bot.logs"),
+        (
+            "bot.config",
+            "bot.envvars",
+            "bot.jobs",
+            "bot.budgets",
+            "bot.metrics",
+            "bot.logs",
+            "bot.server_settings",
+            "bot.settings_file",
+        ),
     ),
     ("git and the model client", ("bot.git", "bot.llm")),
     ("the review core", (CORE,)),

@@ -125,9 +125,9 @@ def test_the_container_files_start_command_serves_until_readyz_answers(
     image = read_containerfile()
     port = free_port()
     # As `podman run --env-file gitneural.env -e GITNEURAL_PORT=… -v data:…` would.
-    env = {**clean_env(), "PATH": f"{venv}:{os.environ['PATH']}", **image.env,
-           **world.env(tmp_path / "data"), **QUICK, "GITNEURAL_HOST": "127.0.0.1",
-           "GITNEURAL_PORT": str(port)}  # fmt: skip
+    env = {**clean_env(), **image.env, **world.env(tmp_path / "data"), **QUICK,
+           "GITNEURAL_HOST": "127.0.0.1", "GITNEURAL_PORT": str(port),
+           "PATH": f"{venv}:{os.environ['PATH']}"}  # fmt: skip
     home = tmp_path / "home"
     home.mkdir()
     served = Started(image.cmd, env, home, tmp_path / "serve.log")

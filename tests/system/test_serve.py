@@ -20,7 +20,6 @@ from tests.support.services import (
     GITNEURAL,
     REDIS_URL,
     REPO,
-    ROOT,
     SUGGESTION,
     AppWorld,
     GitNeuralProcess,
