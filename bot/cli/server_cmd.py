@@ -59,7 +59,6 @@ def add_parser(commands: Any) -> None:
         "settings file (gitneural.env, written by `gitneural setup`); every missing or "
         "bad setting is listed at once. `gitneural doctor` checks them against GitHub "
         "and the model.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     serve.add_argument(
         "--host", help="address to listen on (default GITNEURAL_HOST, else 127.0.0.1)"

@@ -32,7 +32,6 @@ def add_parser(commands: Any) -> None:
         "manifest (app.yml) on github.com or GitHub Enterprise Server, then writes the "
         "App's id, private key, webhook secret and client credentials to the settings "
         "file (mode 0600), which `gitneural serve`, `worker` and `doctor` read.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     setup.add_argument(
         "--settings-file",
@@ -40,14 +39,16 @@ def add_parser(commands: Any) -> None:
         help="where to write (default GITNEURAL_SETTINGS_FILE, else ./gitneural.env)",
     )
     setup.add_argument("--force", action="store_true", help="replace existing credentials")
-    setup.add_argument("--host", default="127.0.0.1", help="address of the local page")
-    setup.add_argument("--port", type=int, default=3000, help="port of the local page (0: any)")
+    setup.add_argument("--host", default="127.0.0.1", help="address of the local page (127.0.0.1)")
+    setup.add_argument(
+        "--port", type=int, default=3000, help="port of the local page (default 3000; 0: any)"
+    )
     setup.add_argument("--webhook-url", default="", help="public webhook URL, to fill the form")
     setup.add_argument("--organization", default="", help="organization owning the App")
     setup.add_argument(
         "--github-url",
         default="https://github.com",
-        help="github.com or a GitHub Enterprise Server, to fill the form",
+        help="github.com (default) or a GitHub Enterprise Server, to fill the form",
     )
     setup.set_defaults(run=run_setup)
 
