@@ -4,10 +4,12 @@ secret in it: URLs lose their passwords."""
 
 from __future__ import annotations
 
+import logging
 import os
 import urllib.parse
 from pathlib import Path
 
+from bot.logs import JsonFormatter, log_format
 from bot.store import database_url, redacted_url
 from workers.settings import WorkerSettings
 
@@ -33,6 +35,14 @@ def broker_text(settings: WorkerSettings) -> str:
 def store_text() -> str:
     url = database_url(os.environ)
     return redacted_url(url).replace("sqlite:///", "SQLite ", 1)
+
+
+def as_printed(line: str) -> str:
+    """The line as ``GITNEURAL_LOG_FORMAT`` asks: a JSON object when every line is one."""
+    if log_format() != "json":
+        return line
+    record = logging.LogRecord("gitneural.serve", logging.INFO, __file__, 0, line, None, None)
+    return JsonFormatter().format(record)
 
 
 def serve_line(

@@ -129,7 +129,7 @@ def _queues(raw: str) -> tuple[str, ...]:
 
 def run_serve(args: argparse.Namespace) -> int:
     from bot.cli.ops_wiring import operate_serve
-    from bot.cli.serve_line import serve_line
+    from bot.cli.serve_line import as_printed, serve_line
     from bot.cli.settings_check import check_settings
     from bot.envvars import env_int
     from bot.settings_file import load_settings_file
@@ -150,7 +150,8 @@ def run_serve(args: argparse.Namespace) -> int:
     concurrency = args.concurrency or settings.concurrency
     if not args.child:
         workers = (concurrency, FAST_CONCURRENCY) if with_worker else None
-        print(serve_line(args.host, args.port, settings, workers, source), flush=True)
+        line = serve_line(args.host, args.port, settings, workers, source)
+        print(as_printed(line), flush=True)
     if not with_worker:
         return run_gunicorn(gunicorn_options(args))
     _check_worker_env()
