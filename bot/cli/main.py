@@ -22,7 +22,7 @@ from bot.metrics import count_nothing
 Runner = Callable[[argparse.Namespace], int]
 
 #: The server's commands: they need the ``app`` extra (Flask, Celery, the store…).
-APP_COMMANDS = frozenset({"serve", "worker", "db", "usage"})
+APP_COMMANDS = frozenset({"serve", "worker", "db", "usage", "setup", "doctor"})
 #: The commands of a developer's machine and of a workflow: no ``/metrics`` to serve, so
 #: nothing is counted and prometheus_client is never imported.
 LIGHT_COMMANDS = frozenset({"review", "hook", "action", "init"})
@@ -61,10 +61,12 @@ def _build_parser() -> argparse.ArgumentParser:
     from bot.cli import (
         action_cmd,
         db_cmd,
+        doctor_cmd,
         hook_cmd,
         init_cmd,
         review_cmd,
         server_cmd,
+        setup_cmd,
         usage_cmd,
     )
 
@@ -72,6 +74,8 @@ def _build_parser() -> argparse.ArgumentParser:
     hook_cmd.add_parser(commands)
     init_cmd.add_parser(commands)
     server_cmd.add_parser(commands)
+    setup_cmd.add_parser(commands)
+    doctor_cmd.add_parser(commands)
     db_cmd.add_parser(commands)
     action_cmd.add_parser(commands)
     usage_cmd.add_parser(commands)

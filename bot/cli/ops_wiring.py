@@ -148,3 +148,23 @@ def gunicorn_log_config(level: str) -> dict[str, Any] | None:
         "loggers": {"gunicorn.error": logger, "gunicorn.access": logger},
         "root": {"level": level.upper(), "handlers": ["console"]},
     }
+
+
+def quiet_celery(celery_args: list[str]) -> list[str]:
+    """Without ``-v``: no Celery banner, none of Celery's own lines but "ready.", no
+    ``SecurityWarning`` about root (a container's or a test's choice, said once in the
+    docs); GitNeural's job lines still show. Returns Celery's options."""
+    import warnings
+
+    from celery.exceptions import SecurityWarning
+    from celery.signals import after_setup_logger
+
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+
+    def quiet(**_: Any) -> None:
+        logging.getLogger("celery").setLevel(logging.WARNING)
+        # Its one line that says something: "celery@host ready." (what scripts wait for).
+        logging.getLogger("celery.apps.worker").setLevel(logging.INFO)
+
+    after_setup_logger.connect(quiet, weak=False)
+    return celery_args if "--quiet" in celery_args else [*celery_args, "--quiet"]

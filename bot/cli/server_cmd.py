@@ -32,6 +32,7 @@ from bot.cli.supervisor import supervise
 from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
+    from bot.server_settings import Role
     from bot.usecases.context import JobContext
 
 __all__ = ["add_parser", "run_serve", "run_worker", "supervise", "wsgi_app"]
@@ -53,23 +54,26 @@ def add_parser(commands: Any) -> None:
         help="run the GitHub App: webhook server (gunicorn) and, by default, its workers",
         description="Run the webhook server under gunicorn. With the embedded broker "
         "(GITNEURAL_BROKER_URL unset) the Celery workers run too, so this one command "
-        "runs the whole App on one machine.",
-        epilog="Needs GITHUB_APP_ID, GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH), "
-        "GITHUB_WEBHOOK_SECRET and KIMI_API_KEY. Optional: GITHUB_API_URL (GitHub "
-        "Enterprise Server), GITNEURAL_BROKER_URL (Redis or RabbitMQ; unset: the embedded "
-        "SQLite broker), GITNEURAL_DATABASE_URL (unset: SQLite), GITNEURAL_DATA_DIR. "
-        "The webhook is POST /webhook; /readyz and /metrics are beside it.",
+        "runs the whole App on one machine. Needs GITHUB_WEBHOOK_SECRET, GITHUB_APP_ID, "
+        "GITHUB_PRIVATE_KEY (or _PATH) and KIMI_API_KEY, from the environment or the "
+        "settings file (gitneural.env, written by `gitneural setup`); every missing or "
+        "bad setting is listed at once. `gitneural doctor` checks them against GitHub "
+        "and the model.",
     )
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+        "--host", help="address to listen on (default GITNEURAL_HOST, else 127.0.0.1)"
     )
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--port", type=int, help="port to listen on (default GITNEURAL_PORT, else 8000)"
+    )
     serve.add_argument(
         "--workers", type=_positive, default=2, help="gunicorn worker processes (default 2)"
     )
     serve.add_argument(
         "--threads", type=_positive, default=4, help="threads per gunicorn worker (default 4)"
     )
+    # A child of serve's supervisor: its parent checked the settings and printed the line.
+    serve.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     serve.add_argument(
         "--worker",
         action=argparse.BooleanOptionalAction,
@@ -125,18 +129,32 @@ def _queues(raw: str) -> tuple[str, ...]:
 
 def run_serve(args: argparse.Namespace) -> int:
     from bot.cli.ops_wiring import operate_serve
-    from bot.web.settings import WebSettings
+    from bot.cli.serve_line import as_printed, serve_line
+    from bot.cli.settings_check import check_settings
+    from bot.envvars import env_int
+    from bot.settings_file import load_settings_file
     from workers.settings import WorkerSettings
 
-    WebSettings.from_env()  # refuses to start without GITHUB_WEBHOOK_SECRET (exit 2)
+    source = load_settings_file()
+    broker = os.environ.get("GITNEURAL_BROKER_URL", "").strip()
+    embedded = not broker or broker.startswith("sqla+sqlite:")
+    with_worker = embedded if args.worker is None else args.worker
+    if not args.child:
+        roles: tuple[Role, ...] = ("web", "worker") if with_worker else ("web",)
+        check_settings("serve", roles, str(source or "gitneural.env"))
+    args.host = args.host or os.environ.get("GITNEURAL_HOST", "").strip() or "127.0.0.1"
+    args.port = args.port if args.port is not None else env_int(os.environ, "GITNEURAL_PORT", 8000)
     settings = WorkerSettings.from_env()
     operate_serve(args.port)
     log.info("%s", upgrade_store())
-    with_worker = settings.embedded_broker if args.worker is None else args.worker
+    concurrency = args.concurrency or settings.concurrency
+    if not args.child:
+        workers = (concurrency, FAST_CONCURRENCY) if with_worker else None
+        line = serve_line(args.host, args.port, settings, workers, source)
+        print(as_printed(line), flush=True)
     if not with_worker:
         return run_gunicorn(gunicorn_options(args))
     _check_worker_env()
-    concurrency = args.concurrency or settings.concurrency
     base = [
         sys.executable,
         "-m",
@@ -144,8 +162,9 @@ def run_serve(args: argparse.Namespace) -> int:
         *(["-" + "v" * args.verbose] if args.verbose else []),
     ]
     children = {
-        "web": [*base, "serve", "--no-worker", "--host", args.host, "--port", str(args.port),
-                "--workers", str(args.workers), "--threads", str(args.threads)],
+        "web": [*base, "serve", "--no-worker", "--child", "--host", args.host,
+                "--port", str(args.port), "--workers", str(args.workers),
+                "--threads", str(args.threads)],
         "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
         "fast worker": [*base, "worker", "-Q", FAST_QUEUES, "-c", str(FAST_CONCURRENCY)],
     }  # fmt: skip
@@ -153,12 +172,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.cli.ops_wiring import check_operator_files, operate_worker
+    from bot.cli.ops_wiring import operate_worker, quiet_celery
+    from bot.cli.settings_check import check_settings
+    from bot.settings_file import load_settings_file
     from workers.celeryapp.app import create_celery
     from workers.schedule.routing import review_queues
     from workers.settings import WorkerSettings
 
-    check_operator_files()
+    source = load_settings_file()
+    check_settings("worker", ("worker",), str(source or "gitneural.env"))
     settings = WorkerSettings.from_env()
     overrides = {"pool": args.pool, "concurrency": args.concurrency}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})
@@ -166,6 +188,8 @@ def run_worker(args: argparse.Namespace) -> int:
     log.info("%s", upgrade_store())
     app = create_celery(settings)
     celery_args = operate_worker(app, settings, ctx, args.metrics_host, args.metrics_port)
+    if not args.verbose:
+        celery_args = quiet_celery(celery_args)
     # Reviews: the shared queue and this host's own (routing by repository).
     reviews = ",".join(q.name for q in review_queues(settings, settings.worker_host))
     names = {

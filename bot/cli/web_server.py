@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 def wsgi_app() -> flask.Flask:
     """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
     from bot.cli.ops_wiring import web_operations
+    from bot.settings_file import load_settings_file
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
     from workers.celeryapp.app import create_publisher
     from workers.celeryapp.publisher import CeleryJobQueue
     from workers.settings import WorkerSettings
 
+    load_settings_file()  # under a gunicorn of one's own too
     web = WebSettings.from_env()
     settings = WorkerSettings.from_env()
     publisher = create_publisher(settings)
@@ -33,7 +35,7 @@ def gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
     from bot.cli.ops_wiring import gunicorn_log_config
 
     host = f"[{args.host}]" if ":" in args.host else args.host
-    level = "debug" if args.verbose > 1 else "info"
+    level = ("warning", "info", "debug")[min(args.verbose, 2)]
     log_config = gunicorn_log_config(level)
     return {
         **({"logconfig_dict": log_config} if log_config else {}),

@@ -18,6 +18,7 @@ from bot.spend_caps import Budgets, load_budgets, month_of, parse_budgets, refus
 from bot.store import open_store, upgrade
 from bot.store.usage import claim_budget_notice, month_usage, record_usage, spent
 from bot.usage import Usage
+from tests.fakes.keys import new_rsa_pem
 from tests.support.store import store_url  # noqa: F401 - the fixture
 
 GITNEURAL = [sys.executable, "-m", "bot.cli.main"]
@@ -93,6 +94,10 @@ def test_serve_and_worker_refuse_a_bad_budgets_file_at_start(tmp_path: Path) -> 
         "HOME": str(tmp_path),
         "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
         "GITHUB_WEBHOOK_SECRET": "s",
+        # Everything else set, so that the budgets file is the one problem reported.
+        "GITHUB_APP_ID": "1",
+        "GITHUB_PRIVATE_KEY": new_rsa_pem(),
+        "KIMI_API_KEY": "sk-unused",
         "GITNEURAL_BUDGETS_FILE": str(path),
     }
     for command in (["serve", "--port", "1"], ["worker"]):

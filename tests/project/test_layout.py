@@ -59,6 +59,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.spend_caps",
             "bot.metrics",
             "bot.logs",
+            "bot.server_settings",
+            "bot.settings_file",
         ),
     ),
     ("git and the model client", ("bot.git", "bot.llm")),

@@ -21,7 +21,6 @@ from tests.support.services import (
     GITNEURAL,
     REDIS_URL,
     REPO,
-    ROOT,
     SUGGESTION,
     AppWorld,
     GitNeuralProcess,
@@ -167,22 +166,44 @@ def test_nothing_ever_wrote_to_the_repository_or_approved(served: Served) -> Non
 # ---- starting and stopping -------------------------------------------------------------
 
 
-def test_refuses_to_start_without_the_webhook_secret(tmp_path: Path) -> None:
+def test_with_nothing_set_serve_lists_every_missing_setting_in_one_run(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "GITNEURAL_DATA_DIR": str(tmp_path)}
     result = subprocess.run(
         [*GITNEURAL, "serve", "--port", str(free_port())],
         env=env,
-        cwd=ROOT,
+        cwd=tmp_path,  # no gitneural.env here
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        "gitneural: error: GITHUB_WEBHOOK_SECRET is not set: "
-        "set it to the webhook secret of the GitHub App"
-    ]
+    head, *problems = result.stderr.strip().splitlines()
+    assert head.startswith("gitneural: error: serve cannot start: 4 settings to fix")
+    missing = [line.split()[0] for line in problems]
+    # The model key too: serve no longer starts without one and says nothing.
+    assert missing == ["GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET",
+                       "KIMI_API_KEY"]  # fmt: skip
+    assert all("is not set: " in line for line in problems)
+
+
+def test_bad_settings_are_listed_with_the_missing_ones(tmp_path: Path) -> None:
+    (tmp_path / "gitneural.env").write_text(
+        "# from gitneural setup\nGITHUB_WEBHOOK_SECRET='s3cret'\nGITNEURAL_REVIEW_DRAFTS=maybe\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
+           "GITHUB_APP_ID": "twelve", "GITNEURAL_WORKER_CONCURRENCY": "0",
+           "GITNEURAL_BROKER_URL": "ftp://broker"}  # fmt: skip
+    result = subprocess.run([*GITNEURAL, "serve", "--worker"], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert result.returncode == 2
+    problems = result.stderr.strip().splitlines()[1:]
+    named = {line.split()[0] for line in problems}
+    expected = {"GITHUB_PRIVATE_KEY", "KIMI_API_KEY", "GITNEURAL_REVIEW_DRAFTS", "GITHUB_APP_ID",
+                "GITNEURAL_BROKER_URL", "GITNEURAL_WORKER_CONCURRENCY"}  # fmt: skip
+    assert named == expected, problems
+    assert str(tmp_path / "gitneural.env") in result.stderr.splitlines()[0]
+    assert "s3cret" not in result.stderr
 
 
 def test_sigterm_stops_every_process_and_a_dead_child_is_started_again(tmp_path: Path) -> None:

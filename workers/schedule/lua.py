@@ -45,7 +45,7 @@ SCRIPTS = (
 
 
 def _read(name: str) -> str:
-    return (files("workers.schedule") / "lua" / f"{name}.lua").read_text(encoding="utf-8")
+    return (files("workers.schedule.protocol") / "lua" / f"{name}.lua").read_text(encoding="utf-8")
 
 
 @cache

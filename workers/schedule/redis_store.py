@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.schedule import lua
+import workers.schedule.lua as lua
 from workers.schedule.types import (
     ACTIVE_WINDOW,
     LOCALITY_WINDOW,

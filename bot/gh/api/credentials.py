@@ -42,6 +42,26 @@ class AppCredentials:
         )
 
 
+def credential_problems(env: Mapping[str, str]) -> list[str]:
+    """Every set-but-wrong credential (id, key, API URL), each a line naming what to fix;
+    a missing one is left to the caller, which lists what is required."""
+    checks = (
+        ("GITHUB_APP_ID", lambda: _app_id(env.get("GITHUB_APP_ID", "").strip())),
+        ("GITHUB_PRIVATE_KEY", lambda: _private_key(env)),
+        ("GITHUB_API_URL", lambda: github_api_url(env)),
+    )
+    problems = []
+    for name, check in checks:
+        keys = (name, f"{name}_PATH") if name == "GITHUB_PRIVATE_KEY" else (name,)
+        if not any(env.get(k, "").strip() for k in keys):
+            continue
+        try:
+            check()
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def _app_id(value: str) -> int:
     if not value:
         raise ConfigError("GITHUB_APP_ID is not set: set it to the App's numeric id")

@@ -101,7 +101,13 @@ def blueprint(prefix: str) -> Blueprint:
         require_jwt()
         s = store()
         return json_response(
-            {"id": s.app_id, "slug": s.app_slug, "name": s.app_slug, "owner": s.user("octo-org")}
+            {
+                "id": s.app_id,
+                "slug": s.app_slug,
+                "name": s.app_slug,
+                "owner": s.user("octo-org"),
+                "html_url": f"{s.web_url}/apps/{s.app_slug}",
+            }
         )
 
     @bp.get("/app/installations")

@@ -147,6 +147,21 @@ class FakeGitHub(RepoHelpers, PeopleHelpers, FaultsAndRecords):
     def set_token_lifetime(self, seconds: float) -> None:
         self.store.token_lifetime = seconds
 
+    @property
+    def webhook_secret(self) -> str | None:
+        """The secret the manifest flow gave the App (None before a registration)."""
+        return self.store.webhook_secret
+
+    def registered_manifests(self) -> list[Json]:
+        """The manifests registered through the manifest flow, in order."""
+        with self.store.lock:
+            return [dict(m) for m in self.store.registered_manifests]
+
+    def set_webhook_secret(self, secret: str | None) -> None:
+        """What ``GET /app/hook/config`` says of the App's secret ("": it has none)."""
+        with self.store.lock:
+            self.store.webhook_secret = secret
+
     def info(self) -> Json:
         return {
             "api_url": self.api_url,

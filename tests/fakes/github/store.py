@@ -182,6 +182,12 @@ class Store(Shapes):
         self.triggers: list[Trigger] = []
         self._ids = itertools.count(1001)
         self._user_ids: dict[str, int] = {}
+        #: The manifest flow: codes not yet converted -> the registration they stand for;
+        #: the manifests registered, in order; the App's webhook secret and hook URL.
+        self.manifest_codes: dict[str, Json] = {}
+        self.registered_manifests: list[Json] = []
+        self.webhook_secret: str | None = None
+        self.hook_url: str | None = None
 
     @property
     def bot_login(self) -> str:

@@ -1,0 +1,51 @@
+"""``gitneural doctor``: the App's settings checked against the real things they name
+(the model, GitHub, the broker, the stores), printed as a table with the fix for each
+failure. Exit 0 when every check passes, 1 otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from bot.cli.doctor_checks import Row
+
+
+def add_parser(commands: Any) -> None:
+    doctor: argparse.ArgumentParser = commands.add_parser(
+        "doctor",
+        help="check the App's settings, the model, GitHub, the broker and the stores",
+        description="Check every setting of the App, then the model (key, base URL, model "
+        "name, one tiny request), the GitHub App (its JWT, GET /app, its installations, "
+        "its webhook secret), the broker and the stores, and print a table with the fix "
+        "for each failure. Reads the environment and the settings file (gitneural.env). "
+        "Exit 0 when every check passes, 1 otherwise.",
+    )
+    doctor.set_defaults(run=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from bot.cli import doctor_checks
+    from bot.cli.settings_check import settings_problems
+    from bot.settings_file import load_settings_file
+
+    source = load_settings_file()
+    rows = doctor_checks.settings_rows(
+        settings_problems(("web", "worker")), str(source or "gitneural.env")
+    )
+    rows += [*doctor_checks.model_rows(), *doctor_checks.github_rows()]
+    rows += doctor_checks.queue_rows()
+    print_table(rows, sys.stdout)
+    failed = sum(not row.ok for row in rows)
+    verdict = "every check passed" if not failed else f"{failed} check(s) failed"
+    print(f"\ngitneural doctor: {verdict}", file=sys.stdout)
+    return 0 if not failed else 1
+
+
+def print_table(rows: list[Row], out: TextIO) -> None:
+    width = max(len(r.check) for r in rows)
+    out.write(f"{'check':<{width}}  result  detail\n")
+    for row in rows:
+        out.write(f"{row.check:<{width}}  {'ok' if row.ok else 'FAIL':<6}  {row.detail}\n")
+        if not row.ok and row.fix:
+            out.write(f"{'':<{width}}  {'':<6}  fix: {row.fix}\n")

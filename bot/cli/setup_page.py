@@ -1,0 +1,197 @@
+"""``gitneural setup``'s local page: the form (account or organization, github.com or a
+GitHub Enterprise Server, the public webhook URL), the manifest posted to GitHub, and
+the callback that trades GitHub's code for the App's credentials.
+
+A small standard-library server on the loopback address: it serves one person's browser
+for the minutes the registration takes, and stops when the credentials are written.
+Every value shown is escaped; the ``state`` sent to GitHub must come back unchanged and is
+used once, so another page cannot complete a registration it did not start.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import secrets
+import threading
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from bot.errors import GitNeuralError
+from bot.gh.manifest import (
+    GITHUB_URL,
+    RegisteredApp,
+    api_url_for,
+    app_manifest,
+    convert_code,
+    registration_url,
+    web_url,
+)
+
+_STYLE = (
+    "body{font:16px system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem}"
+    "label{display:block;margin:.8rem 0 .2rem}input[type=text],input[type=url]{width:100%}"
+    "button,a.button{font-size:1rem;padding:.5rem 1rem;margin-top:1rem}"
+    ".error{color:#a00}code{background:#eee;padding:0 .2rem}"
+)
+
+
+@dataclass
+class SetupState:
+    """What the page knows: its defaults, the registrations started, the result."""
+
+    callback_url: str
+    on_registered: Callable[[RegisteredApp, str], str]
+    github: str = GITHUB_URL
+    organization: str = ""
+    webhook_url: str = ""
+    name: str = ""
+    #: state -> (GitHub's address, its API), for registrations started and not finished.
+    started: dict[str, tuple[str, str]] = field(default_factory=dict)
+    done: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _page(title: str, body: str) -> bytes:
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{_STYLE}</style></head><body><h1>{title}</h1>{body}</body></html>"
+    ).encode()
+
+
+def _e(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def form_page(state: SetupState, error: str = "") -> bytes:
+    on_ghes = state.github != GITHUB_URL
+    org = bool(state.organization)
+    return _page(
+        "Register GitNeural on GitHub",
+        (f'<p class="error" id="error">{_e(error)}</p>' if error else "")
+        + '<form method="post" action="/start">'
+        "<fieldset><legend>Owner of the App</legend>"
+        f'<label><input type="radio" name="owner" value="user" id="owner-user"'
+        f"{'' if org else ' checked'}> my account</label>"
+        f'<label><input type="radio" name="owner" value="org" id="owner-org"'
+        f"{' checked' if org else ''}> an organization:</label>"
+        f'<input type="text" name="organization" id="organization" '
+        f'value="{_e(state.organization)}"></fieldset>'
+        "<fieldset><legend>GitHub</legend>"
+        f'<label><input type="radio" name="where" value="com" id="where-com"'
+        f"{'' if on_ghes else ' checked'}> github.com</label>"
+        f'<label><input type="radio" name="where" value="ghes" id="where-ghes"'
+        f"{' checked' if on_ghes else ''}> GitHub Enterprise Server at:</label>"
+        f'<input type="url" name="server" id="server" placeholder="https://github.example.com" '
+        f'value="{_e(state.github if on_ghes else "")}"></fieldset>'
+        '<label for="webhook">Public webhook URL (where GitHub reaches '
+        "<code>gitneural serve</code>, path <code>/webhook</code>)</label>"
+        f'<input type="url" name="webhook" id="webhook" required '
+        f'placeholder="https://gitneural.example.com/webhook" value="{_e(state.webhook_url)}">'
+        '<label for="name">App name</label>'
+        f'<input type="text" name="name" id="name" value="{_e(state.name or "GitNeural")}">'
+        '<button type="submit" id="continue">Continue</button></form>',
+    )
+
+
+def register_page(state: SetupState, fields: dict[str, str]) -> tuple[int, bytes]:
+    """Check the form; the page whose button posts the manifest to GitHub."""
+    try:
+        github = web_url(fields.get("server", "") if fields.get("where") == "ghes" else "")
+        org = fields.get("organization", "").strip() if fields.get("owner") == "org" else ""
+        hook = fields.get("webhook", "").strip()
+        parts = urllib.parse.urlsplit(hook)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the webhook URL must be an http(s) address GitHub can reach")
+        token = secrets.token_urlsafe(24)
+        target = registration_url(github, org or None, token)
+    except (GitNeuralError, ValueError) as exc:
+        return 400, form_page(state, str(exc))
+    manifest = app_manifest(hook, state.callback_url, fields.get("name", "").strip() or None)
+    with state.lock:
+        state.started[token] = (github, api_url_for(github))
+    owner = f"the organization {org}" if org else "your account"
+    return 200, _page(
+        "Register GitNeural on GitHub",
+        f"<p>GitHub will ask you to name the App and create it for {_e(owner)} on "
+        f"{_e(github)}, then send you back here.</p>"
+        f'<form method="post" action="{_e(target)}">'
+        f'<input type="hidden" name="manifest" value="{_e(json.dumps(manifest))}">'
+        '<button type="submit" id="register">Register on GitHub</button></form>',
+    )
+
+
+def callback_page(state: SetupState, query: dict[str, str]) -> tuple[int, bytes]:
+    """GitHub's redirect: check the state, convert the code, write the settings."""
+    with state.lock:
+        started = state.started.pop(query.get("state", ""), None)
+    if started is None:
+        return 400, _page(
+            "Registration not recognised",
+            '<p class="error" id="error">This page did not start that registration (the '
+            'state does not match): <a href="/">start again</a>.</p>',
+        )
+    github, api = started
+    try:
+        app = convert_code(api, query.get("code", ""))
+        written = state.on_registered(app, api)
+    except GitNeuralError as exc:
+        return 502, _page("Registration failed", f'<p class="error" id="error">{_e(str(exc))}</p>')
+    return 200, _page(
+        "GitNeural is registered",
+        f"<p>The App <b>{_e(app.name)}</b> (id {app.app_id}) belongs to {_e(app.owner)} on "
+        f"{_e(github)}. Its credentials are in <code>{_e(written)}</code>, readable by you "
+        "only.</p><p>Next, choose the repositories it reviews:</p>"
+        f'<p><a class="button" id="install" href="{_e(app.install_url)}">'
+        "Install on repositories</a></p>"
+        "<p>Then start it: <code>gitneural serve</code>.</p>",
+    )
+
+
+class SetupHandler(BaseHTTPRequestHandler):
+    server: SetupServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the query carries GitHub's code: keep it off the terminal
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        parts = urllib.parse.urlsplit(self.path)
+        state = self.server.state
+        if parts.path == "/":
+            self._send(200, form_page(state))
+        elif parts.path == "/callback":
+            query = dict(urllib.parse.parse_qsl(parts.query))
+            status, body = callback_page(state, query)
+            self._send(status, body)
+            if status == 200:
+                state.done.set()  # answered: setup may stop
+        else:
+            self._send(404, _page("Not found", '<p><a href="/">Start</a></p>'))
+
+    def do_POST(self) -> None:
+        if urllib.parse.urlsplit(self.path).path != "/start":
+            self._send(404, _page("Not found", '<p><a href="/">Start</a></p>'))
+            return
+        length = min(int(self.headers.get("Content-Length") or 0), 64 * 1024)
+        fields = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode("utf-8", "replace")))
+        self._send(*register_page(self.server.state, fields))
+
+
+class SetupServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], state: SetupState) -> None:
+        super().__init__(address, SetupHandler)
+        self.state = state

@@ -1,0 +1,124 @@
+"""The settings file, ``gitneural.env``: the App's settings as ``NAME=value`` lines, read
+besides the environment (the environment wins) and written by ``gitneural setup``.
+
+The format is the one systemd's ``EnvironmentFile=`` and Compose's ``env_file:`` read, so
+one file serves ``gitneural serve``, a service unit and a container: ``#`` comments,
+blank lines, an optional ``export``, values bare, in single quotes (literal) or in double
+quotes (``\\n``, ``\\"`` and ``\\\\`` escapes). The private key is written on one line with
+``\\n`` escapes, which every one of those readers keeps or turns back into newlines.
+
+Which file: ``GITNEURAL_SETTINGS_FILE`` if set (it must exist), else ``gitneural.env`` in
+the current directory if there is one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
+from typing import Final
+
+from bot.errors import ConfigError
+
+SETTINGS_FILE_ENV: Final = "GITNEURAL_SETTINGS_FILE"
+DEFAULT_NAME: Final = "gitneural.env"
+_LINE: Final = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*")
+_ESCAPES: Final = {"n": "\n", '"': '"', "\\": "\\", "$": "$"}
+
+
+def settings_path(env: Mapping[str, str], cwd: Path | None = None) -> Path | None:
+    """The settings file to read, or None when there is none."""
+    raw = env.get(SETTINGS_FILE_ENV, "").strip()
+    if raw:
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{SETTINGS_FILE_ENV} names {path}, which is not a file")
+        return path
+    path = (cwd or Path.cwd()) / DEFAULT_NAME
+    return path if path.is_file() else None
+
+
+def read_settings(path: Path) -> dict[str, str]:
+    """The file's ``NAME=value`` pairs; a line that is neither is an error naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(f"cannot read the settings file {path}: {reason}") from None
+    values: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _LINE.fullmatch(line)
+        value = _unquote(match.group(2)) if match else None
+        if match is None or value is None:
+            raise ConfigError(f"{path}:{number} is not a NAME=value line (values may be quoted)")
+        values[match.group(1)] = value
+    return values
+
+
+def _unquote(raw: str) -> str | None:
+    if raw[:1] == "'":
+        return raw[1:-1] if len(raw) > 1 and raw.endswith("'") else None
+    if raw[:1] != '"':
+        return None if " #" in raw else raw
+    if len(raw) < 2 or not raw.endswith('"'):
+        return None
+    out, chars = [], iter(raw[1:-1])
+    for char in chars:
+        if char == "\\":
+            nxt = next(chars, "")
+            # systemd keeps an unknown escape as written; so do we.
+            out.append(_ESCAPES.get(nxt, "\\" + nxt))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def load_settings_file(environ: MutableMapping[str, str] | None = None) -> Path | None:
+    """Put the settings file's values into ``environ`` (default ``os.environ``) where it
+    has none of its own, so every part of the App and its child processes read them;
+    returns the file read."""
+    environ = os.environ if environ is None else environ
+    path = settings_path(environ)
+    if path is None:
+        return None
+    for name, value in read_settings(path).items():
+        if not environ.get(name, "").strip():
+            environ[name] = value
+    return path
+
+
+def quoted(value: str) -> str:
+    """``value`` as a double-quoted one-line value (newlines as ``\\n``)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    return '"' + escaped.replace("\n", "\\n") + '"'
+
+
+def write_settings(path: Path, values: Mapping[str, str], header: str) -> None:
+    """Write ``values`` to ``path`` readable by its owner only (0600 from its creation:
+    the key is never readable by others, even for a moment), keeping the file's other
+    lines; replaces it atomically."""
+    kept: list[str] = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = _LINE.fullmatch(line)
+            if not (match and match.group(1) in values) and not line.startswith("# gitneural:"):
+                kept.append(line)
+    lines = [f"# gitneural: {row}" for row in header.splitlines()]
+    lines += [f"{name}={quoted(value)}" for name, value in values.items()]
+    text = "\n".join([*lines, *([""] if kept else []), *kept]).rstrip("\n") + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        tmp.chmod(0o600)  # whatever the umask said
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
