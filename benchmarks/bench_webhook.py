@@ -77,7 +77,7 @@ class Setting:
         return f"{text} (serve)" if self == SERVE_DEFAULT else text
 
 
-#: What ``gitneural serve`` runs (bot/cli/server_cmd.py), measured first.
+#: What ``gitneural serve`` runs (bot/cli/server/commands.py), measured first.
 SERVE_DEFAULT = Setting("gthread", 2, 4)
 #: gunicorn's advice is 2-4 workers per core; threads help only while a request waits.
 SETTINGS = (SERVE_DEFAULT, Setting("sync", 2), Setting("sync", 4))

@@ -3,7 +3,7 @@
 refuses to start without it.
 
 The table is what the documentation's configuration reference is generated from, and what
-``bot.cli.settings_check`` checks before a process starts: every missing or malformed
+``bot.cli.server.settings_check`` checks before a process starts: every missing or malformed
 setting at once. The values are read where they are used (``WebSettings``,
 ``WorkerSettings``, ``AppCredentials``, ``LLMSettings`` …); this module only describes
 them. Each may come from the environment or the settings file (``gitneural.env``, see

@@ -58,17 +58,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="log more (repeat for debug)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from bot.cli import (
-        action_cmd,
-        db_cmd,
-        doctor_cmd,
-        hook_cmd,
-        init_cmd,
-        review_cmd,
-        server_cmd,
-        setup_cmd,
-        usage_cmd,
-    )
+    from bot.cli import action_cmd, hook_cmd, init_cmd, review_cmd
+    from bot.cli.app_setup import doctor_cmd, setup_cmd
+    from bot.cli.server import commands as server_cmd
+    from bot.cli.server import db_cmd, usage_cmd
 
     review_cmd.add_parser(commands)
     hook_cmd.add_parser(commands)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.setup_page import SetupServer, SetupState, register_page
+from bot.cli.app_setup.setup_page import SetupServer, SetupState, register_page
 from bot.errors import ConfigError, GitHubError
 from bot.gh.manifest import RegisteredApp, api_url_for, convert_code, registration_url, web_url
 from bot.settings_file import load_settings_file, read_settings, write_settings

@@ -19,7 +19,7 @@ def run_supervisor(children: dict[str, list[str]], log: Path) -> subprocess.Pope
     code = textwrap.dedent(
         f"""
         import sys
-        from bot.cli.supervisor import supervise
+        from bot.cli.server.supervisor import supervise
         sys.exit(supervise({children!r}, stop_timeout=10))
         """
     )

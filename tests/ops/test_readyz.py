@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.cli.ops_wiring import web_operations
+from bot.cli.server.ops_wiring import web_operations
 from bot.web.app import create_app
 from bot.web.settings import WebSettings
 from tests.support.ops import served

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli.server_cmd import _EXIT_MARGIN
+from bot.cli.server.commands import _EXIT_MARGIN
 from tests.support.services import (
     GITNEURAL,
     REDIS_URL,

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from bot.cli.doctor_checks import Row
+from bot.cli.app_setup.doctor_checks import Row
 
 
 def add_parser(commands: Any) -> None:
@@ -25,8 +25,8 @@ def add_parser(commands: Any) -> None:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from bot.cli import doctor_checks
-    from bot.cli.settings_check import settings_problems
+    from bot.cli.app_setup import doctor_checks
+    from bot.cli.server.settings_check import settings_problems
     from bot.settings_file import load_settings_file
 
     source = load_settings_file()

@@ -144,7 +144,7 @@ def _webhook_rows(probe: object) -> Iterator[Row]:
 
 
 def queue_rows() -> Iterator[Row]:
-    from bot.cli.serve_line import broker_text
+    from bot.cli.server.serve_line import broker_text
     from bot.store import database_url, open_store, redacted_url
     from bot.store.errors import store_errors
     from workers.celeryapp import health

@@ -74,7 +74,7 @@ def refuse_overwrite(path: Path) -> None:
 
 
 def run_setup(args: argparse.Namespace) -> int:
-    from bot.cli.setup_page import SetupServer, SetupState
+    from bot.cli.app_setup.setup_page import SetupServer, SetupState
     from bot.gh.manifest import RegisteredApp, web_url
 
     path = settings_target(args.settings_file).resolve()

@@ -1,6 +1,6 @@
 """The webhook app under gunicorn: the WSGI factory and the server's settings.
 
-``bot.cli.server_cmd:wsgi_app()`` stays the documented entry point for running the app
+``bot.cli.server.commands:wsgi_app()`` stays the documented entry point for running the app
 under a gunicorn of one's own; ``gitneural serve`` runs it with the options below.
 """
 
@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 def wsgi_app() -> flask.Flask:
-    """The webhook app from the environment; for gunicorn (``bot.cli.server_cmd:wsgi_app()``)."""
-    from bot.cli.ops_wiring import web_operations
+    """The webhook app from the environment; for gunicorn
+    (``bot.cli.server.commands:wsgi_app()``)."""
+    from bot.cli.server.ops_wiring import web_operations
     from bot.settings_file import load_settings_file
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
@@ -32,7 +33,7 @@ def wsgi_app() -> flask.Flask:
 
 
 def gunicorn_options(args: argparse.Namespace) -> dict[str, Any]:
-    from bot.cli.ops_wiring import gunicorn_log_config
+    from bot.cli.server.ops_wiring import gunicorn_log_config
 
     host = f"[{args.host}]" if ":" in args.host else args.host
     level = ("warning", "info", "debug")[min(args.verbose, 2)]

@@ -13,7 +13,7 @@ one machine. It is then a small supervisor of three child processes:
 
 SIGTERM or SIGINT stops all three (workers finish or requeue running reviews within
 ``GITNEURAL_SHUTDOWN_GRACE``); a child that dies is started again
-(:mod:`bot.cli.supervisor`), and its reviews come back through their leases. With a
+(:mod:`bot.cli.server.supervisor`), and its reviews come back through their leases. With a
 shared broker (Redis, RabbitMQ), ``serve`` runs the web server only and workers run as
 ``gitneural worker``.
 """
@@ -27,9 +27,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from bot.cli.db_cmd import upgrade_store
-from bot.cli.supervisor import supervise
-from bot.cli.web_server import gunicorn_options, run_gunicorn, wsgi_app
+from bot.cli.server.db_cmd import upgrade_store
+from bot.cli.server.supervisor import supervise
+from bot.cli.server.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
     from bot.server_settings import Role
@@ -128,9 +128,9 @@ def _queues(raw: str) -> tuple[str, ...]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from bot.cli.ops_wiring import operate_serve
-    from bot.cli.serve_line import as_printed, serve_line
-    from bot.cli.settings_check import check_settings
+    from bot.cli.server.ops_wiring import operate_serve
+    from bot.cli.server.serve_line import as_printed, serve_line
+    from bot.cli.server.settings_check import check_settings
     from bot.envvars import env_int
     from bot.settings_file import load_settings_file
     from workers.settings import WorkerSettings
@@ -172,8 +172,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.cli.ops_wiring import operate_worker, quiet_celery
-    from bot.cli.settings_check import check_settings
+    from bot.cli.server.ops_wiring import operate_worker, quiet_celery
+    from bot.cli.server.settings_check import check_settings
     from bot.settings_file import load_settings_file
     from workers.celeryapp.app import create_celery
     from workers.schedule.routing import review_queues

@@ -1,0 +1,2 @@
+"""Registering and checking the GitHub App: ``setup`` (the manifest flow's local page)
+and ``doctor``."""
