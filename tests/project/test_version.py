@@ -19,6 +19,8 @@ MUST_NAME_IT = (
     "docs/hook.md",
     "docs/action.md",
     "docs/github-action-workflow.yml",
+    # What `gitneural init --action` writes.
+    "bot/cli/templates/gitneural-workflow.yml",
     "action.yml",
     ".pre-commit-hooks.yaml",
 )
