@@ -232,8 +232,11 @@ class ReviewText:
     repeated: int = 0
     #: Findings dropped because the code they quote is not there (the evidence rule).
     unquoted: int = 0
-    #: Findings held back because a person (or K3, in a thread) dismissed them earlier.
+    #: Findings held back because a person with write access (or K3, in a thread)
+    #: dismissed them earlier, on this PR or another.
     dismissed: int = 0
+    #: Findings held back on this PR only: its author (without write access) dismissed them.
+    dismissed_here: int = 0
     #: Ids of the repository's learnings the prompt could not show (over the cap).
     learnings_left_out: Sequence[int] = ()
 
@@ -241,6 +244,12 @@ class ReviewText:
 def dismissed_text(count: int) -> str:
     """``3 findings not repeated: dismissed earlier``."""
     return f"{count} finding{'s' if count != 1 else ''} not repeated: dismissed earlier"
+
+
+def held_here_text(count: int) -> str:
+    """``2 findings held back on this pull request: dismissed by its author``."""
+    s = "s" if count != 1 else ""
+    return f"{count} finding{s} held back on this pull request: dismissed by its author"
 
 
 def review_body(
@@ -266,6 +275,8 @@ def review_body(
         counts += f" · {unquoted_text(text.unquoted)}"
     if text.dismissed:
         counts += f" · {dismissed_text(text.dismissed)}"
+    if text.dismissed_here:
+        counts += f" · {held_here_text(text.dismissed_here)}"
     head = [f"### GitNeural review\n\n{counts}"]
     coverage = coverage_text(text.coverage, text.scope)
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names
