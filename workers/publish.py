@@ -26,7 +26,6 @@ from bot.render.github import (
     code_span,
     coverage_text,
     dismissed_text,
-    held_here_text,
     inline_comment,
     learnings_left_out,
     review_body,
@@ -186,7 +185,7 @@ def check_output(
     if len(pub.held) > pub.held_here:
         counts += f" · {dismissed_text(len(pub.held) - pub.held_here)}"
     if pub.held_here:
-        counts += f" · {held_here_text(pub.held_here)}"
+        counts += f" · {dismissed_text(pub.held_here, here=True)}"
     if pub.still_open:
         counts += f" · {len(pub.still_open)} still open from earlier reviews"
     unquoted = result.unquoted()
