@@ -311,6 +311,7 @@ class AppWorld:
                 "comment.id": posted["id"],
                 "comment.body": body,
                 "comment.author_association": association,
+                "comment.user.login": posted["user"]["login"],
                 "repository.full_name": REPO,
                 "installation.id": 1,
             },
