@@ -38,7 +38,12 @@ def test_jobs_the_webhook_makes_from_github_payloads_are_reviewed(tmp_path: Path
         asked = w.gh.add_issue_comment(REPO, w.number, "/review effort=low full")
         command = comment(
             "/review effort=low full",
-            **{"repository.full_name": REPO, "issue.number": w.number, "comment.id": asked["id"]},
+            **{
+                "repository.full_name": REPO,
+                "issue.number": w.number,
+                "comment.id": asked["id"],
+                "comment.user.login": asked["user"]["login"],  # alice, who may write
+            },
         )
         auto = route("pull_request", opened, "11111111-aaaa", settings).job
         asked_job = route("issue_comment", command, "22222222-bbbb", settings).job
