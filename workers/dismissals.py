@@ -8,10 +8,11 @@ Who dismissed it says where the dismissal holds. Someone with write access: the 
 repository (every later PR with the same code holds the finding back). The PR's author
 without write access: that PR only, so a drive-by contributor cannot silence a finding
 for everyone. Access is one REST read per person (:func:`has_write_access`), kept for
-ten minutes by the process, at most :data:`MAX_PERMISSION_READS` reads per review
-(answers kept are free). A dismissal whose author's access this review may not read
-any more holds for the PR, and the next review judges it again: a dismissal that held
-for the PR only is widened when a writer's is seen, never narrowed.
+ten minutes by the process; for 👎 givers other than the author at most
+:data:`MAX_PERMISSION_READS` reads per review (answers kept are free; the rest are
+judged by the next review), the author and those who resolved a thread outside that
+budget. A dismissal that held for the PR only is widened when a writer's is seen,
+never narrowed.
 K3's withdrawals in a thread are recorded by the conversation job
 (:mod:`workers.replying`), which answers only commenters with write access: they hold
 for the repository. A dismissal, once recorded, stands.
@@ -104,24 +105,27 @@ class _Judge:
     on_401: Callable[[], None] | None
     reads: int = 0
 
-    def writes(self, login: str) -> bool | None:
-        """Whether ``login`` may push; None when this review may read no more."""
+    def writes(self, login: str, *, budgeted: bool = True) -> bool | None:
+        """Whether ``login`` may push; None when this review may read no more. The PR's
+        author and those who resolved a thread (GitHub lets only writers and the author
+        resolve: a few people a PR) are read outside the 👎 givers' budget."""
         known = known_write_access(self.gh, self.pull.repo, login)
         if known is not None:
             return known
-        if self.reads >= MAX_PERMISSION_READS:
-            return None
-        self.reads += 1
+        if budgeted and login.lower() != self.pull.author.lower():
+            if self.reads >= MAX_PERMISSION_READS:
+                return None
+            self.reads += 1
         return has_write_access(self.gh, self.pull.repo, login, on_401=self.on_401)
 
     def dismissal(self, thread: ReviewThread) -> Dismissal | None:
         """The widest dismissal the thread shows: a writer's holds for the repository;
-        the PR's author's without write access (or a resolver's whose access this review
-        cannot read any more) for this PR only; a 👎 by anyone else, none."""
+        the PR's author's without write access (or a resolver's without it) for this PR
+        only; a 👎 by anyone else, none."""
         here: Dismissal | None = None
         if thread.resolved and thread.resolved_by and not thread.outdated:
             by = thread.resolved_by
-            if self.writes(by):
+            if self.writes(by, budgeted=False):
                 return Dismissal(DismissalReason.RESOLVED, by)
             here = Dismissal(DismissalReason.RESOLVED, by, scope=DismissalScope.PULL_REQUEST)
         author = self.pull.author.lower()

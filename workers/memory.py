@@ -3,14 +3,14 @@
 Before a review is posted. GitHub requests: one GraphQL query per 100 earlier threads,
 and only when GitNeural reviewed the PR before; one GraphQL request for every thread a
 push fixed, up to :data:`bot.gh.addressing.BATCH` (25) of them, and one more per further
-25; a permission read per person who resolved a thread or reacted 👎 (the PR's author
-too: their access says where the dismissal holds) whose access the process does not
-know yet (kept ten minutes), at most
-:data:`workers.dismissals.MAX_PERMISSION_READS` (3). With the six requests of the job
+25; a permission read for the PR's author and each person who resolved a thread, when
+one of them dismissed a finding (their access says where the dismissal holds), and per
+👎 of someone else, at most :data:`workers.dismissals.MAX_PERMISSION_READS` (3); every
+answer kept ten minutes by the process. With the six requests of the job
 itself (:mod:`workers.jobrun`), a review after a push to a PR with up to 100 earlier
 threads makes at most 8 requests however many threads the push fixed (up to 25), and at
-most 11 when it also meets three such people it has not judged in the last ten
-minutes.
+most 11 when it also meets three 👎 givers, other than the author, it has not judged in
+the last ten minutes (plus the author and the resolvers, once per ten minutes).
 
 1. **Dismissals** (:func:`recall`). A finding of GitNeural's thread is dismissed when a
    person resolved the thread while its lines were unchanged (GitHub does not call it
