@@ -8,7 +8,9 @@ installation token, minted once an hour, left out)
 - for the first review of a PR (no earlier thread: nothing to read);
 - for a review after a push to another file, with 30 earlier GitNeural threads on the PR
   (a few with a 👎 by the PR's author, one resolved by a person): all of them read in one
-  GraphQL query, their dismissals recorded, nothing asked per comment;
+  GraphQL query, their dismissals recorded, nothing asked per comment but the write
+  access of the author and of the resolver (where their dismissals hold; kept ten
+  minutes);
 - the same with the push fixing one finding, and fixing five: one more request either
   way, every fixed thread's reply and resolution in one GraphQL mutation;
 - a push elsewhere with three threads 👎 by writers other than the PR's author: one
@@ -19,7 +21,8 @@ installation token, minted once an hour, left out)
 
 Budget: issue 12, at most 8 calls per review with 0 and with 30 earlier threads, however
 many findings a push fixed (up to 25 in one request); with 👎 givers other than the author
-not judged in the last ten minutes, 8 plus their permission reads, at most 3.
+not judged in the last ten minutes, 8 plus their permission reads, at most 3 (and, since
+issue 19, one read each for the author and the resolvers, once per ten minutes).
 """
 
 from __future__ import annotations
@@ -117,8 +120,11 @@ def _measure(root: Path, case: Case) -> int:
         w.gh.push(REPO, "feature", files)
         w.stub.push(submit())
         calls = _calls(w, "synchronize")
-        if _reads(calls) != case.givers:
-            raise BenchmarkError(f"{_reads(calls)} permission reads, not {case.givers}")
+        # The PR's author (their 👎) and the resolver, where their dismissals hold (a push
+        # that fixes a finding outdates the resolved thread: no resolution to judge).
+        wanted = case.givers + 1 + (0 if case.fixed else 1)
+        if _reads(calls) != wanted:
+            raise BenchmarkError(f"{_reads(calls)} permission reads, not {wanted}")
         if calls.count(("POST", "/graphql")) != 1 + bool(case.fixed):
             raise BenchmarkError("the threads were not read, or closed, in one request")
         if case.again:
@@ -166,7 +172,10 @@ def run(quick: bool = False) -> list[Row]:
     for case in cases:
         with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
             calls = _measure(Path(tmp), case)
-        budget = CALLS_BUDGET + (0 if case.again else min(case.givers, MAX_PERMISSION_READS))
+        # Issue 19: the author's and the resolver's access, read once per ten minutes.
+        scope_reads = 0 if case.again or not case.threads else 1 + (0 if case.fixed else 1)
+        budget = CALLS_BUDGET + scope_reads
+        budget += 0 if case.again else min(case.givers, MAX_PERMISSION_READS)
         rows.append(
             row(
                 f"GitHub API calls per review, {case.label}",

@@ -9,6 +9,10 @@ branch, starts a check run if the token may, reviews with K3, and posts one revi
 its suggestions, markers and 422 fallback. This module adds what a workflow expects of a
 step: a line saying why there is nothing to do, the step summary, the outputs, the SARIF
 file, and an exit code (1 when a finding reaches ``fail-on``).
+
+A ``/review`` comment is obeyed only when its author may write to the repository (the
+permission read with the workflow's token, :func:`bot.gh.permissions.may_command`):
+``author_association`` alone lets a read-only MEMBER or COLLABORATOR through.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from bot.action.workspace import workspace_code
 from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
 from bot.gh.api.client import token_writer
+from bot.gh.permissions import may_command
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
@@ -78,6 +83,13 @@ def _review(action: ActionEnv, job: ReviewJob, ctx: JobContext, out: TextIO) -> 
     link = action.pull_link(job.repo, job.pr_number)
     try:
         if job.comment_id is not None:
+            gh = ctx.github(TOKEN_INSTALLATION)
+            if not may_command(gh, job.repo, job.requested_by):
+                # The router let the association through; the token's read is the last word.
+                reason = f"/review by {job.requested_by}, who may not write to {job.repo}"
+                out.write(f"GitNeural: nothing to review: {reason}\n")
+                report.write_outputs(action.output, {"findings": "0", "sarif": ""})
+                return EXIT_OK
             add_eyes_reaction(job, ctx)  # 👀 first: the review takes minutes
         if ctx.bot_login is None:
             # A person's token (a PAT as github-token) posts as that person, GITHUB_TOKEN

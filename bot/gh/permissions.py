@@ -1,12 +1,19 @@
-"""Whether a person may push to a repository: who may dismiss a finding with a 👎.
+"""Whether a person may push to a repository: who may give GitNeural a command, and
+whose dismissal of a finding holds for the whole repository.
 
 :func:`has_write_access` is REST's ``GET …/collaborators/{user}/permission``. GitHub's
 GraphQL tells nothing of a reactor's access: ``Reaction.user`` and the reactors of a
 ``reactionGroup`` are bare ``User``s (``viewerPermission`` is the viewer's, GitNeural's
 own), and ``Repository.collaborators`` asks for push access, which the App, holding
 ``contents: read``, does not have. The REST endpoint needs only the ``metadata``
-permission every App holds. Its ``permission`` is the legacy base role: ``maintain``
-reads ``write``, ``triage`` reads ``read``.
+permission every App holds (a workflow's ``GITHUB_TOKEN`` has it too). Its ``permission``
+is the legacy base role: ``maintain`` reads ``write``, ``triage`` reads ``read``.
+
+``author_association`` in a webhook is only a cheap first filter: a MEMBER or a
+COLLABORATOR may have read access only. :func:`may_command` is the last word on every
+command (``/review``, ``/ask``, ``/learn``, ``/learnings``, ``/forget``, a reply in one of
+GitNeural's threads), asked by the worker (the webhook never calls GitHub) before any
+reaction, answer or model call.
 
 Answers are kept for :data:`TTL_S` seconds per GitHub host, repository and user, in the
 process (:data:`PERMISSIONS`): a 👎 by someone without write access, which every review
@@ -26,7 +33,7 @@ from bot.errors import GitHubError
 from bot.gh.api.errors import fresh_read
 from bot.gh.pulls import lazy_repo
 
-WRITE_PERMISSIONS = frozenset({"admin", "write"})
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 #: How long an answer is believed.
 TTL_S = 600.0
 
@@ -101,3 +108,18 @@ def has_write_access(
     writes = str(permission).lower() in WRITE_PERMISSIONS
     cache.put(key, writes)
     return writes
+
+
+def may_command(
+    gh: github.Github,
+    full_name: str,
+    login: str | None,
+    *,
+    on_401: Callable[[], None] | None = None,
+    cache: PermissionCache = PERMISSIONS,
+) -> bool:
+    """Whether a comment by ``login`` may make GitNeural act (write, maintain or admin);
+    a command nobody is named for is not obeyed."""
+    if not login:
+        return False
+    return has_write_access(gh, full_name, login, on_401=on_401, cache=cache)

@@ -232,15 +232,19 @@ class ReviewText:
     repeated: int = 0
     #: Findings dropped because the code they quote is not there (the evidence rule).
     unquoted: int = 0
-    #: Findings held back because a person (or K3, in a thread) dismissed them earlier.
+    #: Findings held back: a writer (or K3, in a thread) dismissed them, on any PR.
     dismissed: int = 0
+    #: Findings held back on this PR only: its author (without write access) dismissed them.
+    dismissed_here: int = 0
     #: Ids of the repository's learnings the prompt could not show (over the cap).
     learnings_left_out: Sequence[int] = ()
 
 
-def dismissed_text(count: int) -> str:
-    """``3 findings not repeated: dismissed earlier``."""
-    return f"{count} finding{'s' if count != 1 else ''} not repeated: dismissed earlier"
+def dismissed_text(count: int, *, here: bool = False) -> str:
+    """``3 findings not repeated: dismissed earlier``; ``here``: dismissed on this PR only."""
+    s = "s" if count != 1 else ""
+    why = "held back on this pull request: dismissed by its author" if here else ""
+    return f"{count} finding{s} {why or 'not repeated: dismissed earlier'}"
 
 
 def review_body(
@@ -266,6 +270,8 @@ def review_body(
         counts += f" · {unquoted_text(text.unquoted)}"
     if text.dismissed:
         counts += f" · {dismissed_text(text.dismissed)}"
+    if text.dismissed_here:
+        counts += f" · {dismissed_text(text.dismissed_here, here=True)}"
     head = [f"### GitNeural review\n\n{counts}"]
     coverage = coverage_text(text.coverage, text.scope)
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names

@@ -12,7 +12,12 @@ thread's GraphQL id when known), the lines it points at, and its state:
 - ``dismissed``: taken back, with why (``withdrawn``: K3 agreed in the thread that it
   was wrong or does not apply; ``resolved``: a human resolved its thread while its lines
   were unchanged; ``thumbs_down``: the PR's author or a user with write access reacted
-  👎 to it), by whom and when.
+  👎 to it), by whom and when, and for where (``dismissal_scope``): ``repository`` when
+  the one who dismissed it may write to the repository (or K3 withdrew it, answering
+  a writer), so it is held back on every PR of the repository; ``pull_request`` when
+  the PR's author without write access did, so it is held back on that PR only (a
+  drive-by contributor cannot silence a finding for everyone). Rows from before the
+  scope existed are ``repository`` (migration 0006).
 
 Writes are upserts, so a redelivered job or two workers recording the same finding
 leave one row; a dismissal is never undone by a later "open" record.
@@ -49,6 +54,13 @@ class DismissalReason(enum.StrEnum):
     THUMBS_DOWN = "thumbs_down"
 
 
+class DismissalScope(enum.StrEnum):
+    #: Held back on every PR of the repository: dismissed by someone with write access.
+    REPOSITORY = "repository"
+    #: Held back on the PR it was dismissed on only: by its author without write access.
+    PULL_REQUEST = "pull_request"
+
+
 class StoredFinding(Base):
     """A finding GitNeural posted on a pull request."""
 
@@ -83,6 +95,8 @@ class StoredFinding(Base):
     #: Who the dismissal came from: the login whose reply K3 agreed with.
     dismissed_by: Mapped[str | None] = mapped_column(sa.String(100))
     dismissed_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    #: Where the dismissal holds (:class:`DismissalScope`); None when not dismissed.
+    dismissal_scope: Mapped[str | None] = mapped_column(sa.String(16))
     #: The comment that led to the dismissal (the reply in the thread).
     dismissed_comment_id: Mapped[int | None] = mapped_column(sa.BigInteger)
     #: The head whose push fixed it (state ``fixed``), and when that was seen.
@@ -119,6 +133,7 @@ class Dismissal:
     by: str
     #: The comment it came from.
     comment_id: int | None = None
+    scope: DismissalScope = DismissalScope.REPOSITORY
 
 
 _KEY = ("repository_id", "pr_number", "fingerprint")
@@ -148,6 +163,7 @@ def _upsert(store: Store, facts: FindingFacts, dismissal: Dismissal | None) -> N
             dismissed_by=dismissal.by,
             dismissed_at=now,
             dismissed_comment_id=dismissal.comment_id,
+            dismissal_scope=dismissal.scope.value,
         )
     insert = _insert(store, values)
     table = StoredFinding.__table__.c
@@ -161,12 +177,21 @@ def _upsert(store: Store, facts: FindingFacts, dismissal: Dismissal | None) -> N
         update["fixed_in"] = sa.case((fixed, None), else_=table.fixed_in)
     else:
         # The first dismissal stands: a retried job does not move its time or author.
-        dismissed = table.state == FindingState.DISMISSED.value
-        for name in ("state", "dismissal_reason", "dismissed_by", "dismissed_at"):
-            update[name] = sa.case((dismissed, table[name]), else_=insert.excluded[name])
-        update["dismissed_comment_id"] = sa.case(
-            (dismissed, table.dismissed_comment_id), else_=insert.excluded.dismissed_comment_id
+        # Only a writer's dismissal of one that held for its PR alone widens it.
+        widened = sa.and_(
+            table.dismissal_scope == DismissalScope.PULL_REQUEST.value,
+            insert.excluded.dismissal_scope == DismissalScope.REPOSITORY.value,
         )
+        kept = sa.and_(table.state == FindingState.DISMISSED.value, sa.not_(widened))
+        for name in (
+            "state",
+            "dismissal_reason",
+            "dismissed_by",
+            "dismissed_at",
+            "dismissed_comment_id",
+            "dismissal_scope",
+        ):
+            update[name] = sa.case((kept, table[name]), else_=insert.excluded[name])
     statement = insert.on_conflict_do_update(index_elements=list(_KEY), set_=update)
     with store_errors(store.url, "write to"), store.session() as session:
         session.execute(statement)
@@ -179,7 +204,8 @@ def record_finding(store: Store, facts: FindingFacts) -> None:
 
 
 def dismiss_finding(store: Store, facts: FindingFacts, dismissal: Dismissal) -> None:
-    """Record the finding as dismissed (idempotent: the first dismissal stands)."""
+    """Record the finding as dismissed (idempotent: the first dismissal stands, unless a
+    repository-wide one follows one that held for the PR only)."""
     _upsert(store, facts, dismissal)
 
 
@@ -207,3 +233,20 @@ def dismissed_fingerprints(
         query = query.where(StoredFinding.pr_number == pr_number)
     with store_errors(store.url, "read"), store.session() as session:
         return set(session.scalars(query))
+
+
+def held_back(store: Store, repository_id: int, pr_number: int) -> dict[str, DismissalScope]:
+    """The fingerprints a review of the PR holds back, and why: dismissed for the whole
+    repository (on any PR), or on this PR only."""
+    scope = sa.func.coalesce(StoredFinding.dismissal_scope, DismissalScope.REPOSITORY.value)
+    query = sa.select(StoredFinding.fingerprint, scope).where(
+        StoredFinding.repository_id == repository_id,
+        StoredFinding.state == FindingState.DISMISSED.value,
+        sa.or_(scope == DismissalScope.REPOSITORY.value, StoredFinding.pr_number == pr_number),
+    )
+    found: dict[str, DismissalScope] = {}
+    with store_errors(store.url, "read"), store.session() as session:
+        for fingerprint, where in session.execute(query):
+            if found.get(fingerprint) != DismissalScope.REPOSITORY:
+                found[fingerprint] = DismissalScope(where)
+    return found

@@ -7,7 +7,9 @@ allowed commenter becomes a :class:`~bot.jobs.ConversationJob`. Whether the thre
 GitNeural's is for the worker to tell: only GitHub knows who wrote its first comment, and
 the webhook never calls GitHub; a reply in someone else's thread ends there, without a
 model call and without a word on the PR. Edited and deleted comments, new threads, bots
-and commenters without write access are answered 200 with the reason.
+and commenters whose ``author_association`` is not allowed are answered 200 with the
+reason. The association is only the cheap first filter: the worker asks GitHub whether
+the commenter may write (:func:`bot.gh.permissions.may_command`) before anything else.
 
 A ``pull_request_review_thread`` ``resolved`` by a person becomes a ``resolved`` job: the
 worker reads the thread and, if it is one of GitNeural's findings and its lines are

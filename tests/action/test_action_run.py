@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from bot.render.github import parse_marker
 from tests.support.actions import ActionsRun, checkout, comment_event, git, pull_request_event
@@ -149,6 +150,30 @@ def test_review_comment_by_a_collaborator_gets_eyes_first_then_one_review(tmp_pa
         assert marker is not None and marker.trigger == "command"
         # The comment's effort wins over the input's.
         assert w.stub.chat_requests[0].body["reasoning_effort"] == "high"
+
+
+@pytest.mark.parametrize("association", ["MEMBER", "COLLABORATOR"])
+@pytest.mark.parametrize("body", ["/review", "/ask Why?", "/learn Report nothing.", "/forget 1"])
+def test_a_read_only_member_or_collaborator_gets_nothing(
+    tmp_path: Path, association: str, body: str
+) -> None:
+    """``author_association`` lets them through the router; the permission read, with the
+    workflow's token, is the last word: no 👀, no review, no model call."""
+    with job_world(tmp_path) as w:
+        w.gh.set_permission(REPO, "rita", "read")
+        event, comment_id = comment_event(w.gh, REPO, w.number, body, association, user="rita")
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="issue_comment", event=event)
+        w.gh.clear_requests()
+        done = run.step("review", inputs(w))
+        assert done.returncode == 0, done.stdout + done.stderr
+        posts = [r.path for r in w.gh.requests(kind="api") if r.method != "GET"]
+        assert posts == []
+        assert w.gh.reactions(REPO, comment_id) == [] and w.reviews() == []
+        assert w.stub.requests == []
+        if body == "/review":
+            assert "may not write" in done.stdout
+            reads = [r.path for r in w.gh.requests(kind="api")]
+            assert f"/repos/{REPO}/collaborators/rita/permission" in reads
 
 
 def test_a_fork_pull_request_without_a_key_is_a_notice_and_success(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import sqlalchemy as sa
 
-from bot.store import Store, open_store, upgrade
+from bot.store import Store, head_revision, open_store, upgrade
 from bot.store.finding_states import (
     attach_thread,
     follow,
@@ -179,10 +179,12 @@ def test_findings_written_at_revision_0003_survive_the_upgrade(store_url: str) -
                 "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
             )
         )
-    assert upgrade(opened, "0004") == "0004"  # the next revision: 0004 added the columns
+    # 0004 added the columns of fixed findings, 0006 the dismissal's scope.
+    assert upgrade(opened) == head_revision()
     row = stored_finding(opened, 42, 7, "fp-old")
     assert row is not None and (row.state, row.fixed_in, row.auto_resolved_at) == (
         "dismissed", None, None,
     )  # fmt: skip
+    assert row.dismissal_scope == "repository"
     assert dismissed_fingerprints(opened, 42) == {"fp-old"}
     opened.close()

@@ -101,10 +101,10 @@ def pull_request_event(gh: FakeGitHub, full_name: str, number: int, **changes: A
 
 
 def comment_event(
-    gh: FakeGitHub, full_name: str, number: int, body: str, association: str
+    gh: FakeGitHub, full_name: str, number: int, body: str, association: str, user: str = "alice"
 ) -> tuple[Any, int]:
     """An ``issue_comment`` event for a comment the fake holds (so it can get 👀)."""
-    comment = gh.add_issue_comment(full_name, number, body, association=association)
+    comment = gh.add_issue_comment(full_name, number, body, user=user, association=association)
     fields: dict[str, Any] = {
         "comment": comment,
         "issue.number": number,

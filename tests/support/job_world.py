@@ -23,6 +23,7 @@ from bot.llm.settings import LLMSettings
 from bot.usecases.review.run import JobContext
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
+from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED
 
 REPO = "octo/app"
@@ -124,6 +125,7 @@ def job_world(
     files.update(base_files or {})
     with FakeGitHub(root / "gh") as gh, K3Stub() as stub:
         gh.create_repo(REPO, installation_id=1, files={k: v for k, v in files.items() if v})
+        grant_maintainers(gh, REPO)
         gh.push(REPO, "feature", pr_files or {"people.py": PLANTED}, "Tighten is_adult")
         number = gh.create_pull(
             REPO, head="feature", title="Tighten is_adult", body="Please review", draft=draft

@@ -35,6 +35,7 @@ from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.conversation import conversation_reply, is_conversation
 from tests.support.paths import ROOT
+from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import SECRET, http_get, variant
 
@@ -310,6 +311,7 @@ class AppWorld:
                 "comment.id": posted["id"],
                 "comment.body": body,
                 "comment.author_association": association,
+                "comment.user.login": posted["user"]["login"],
                 "repository.full_name": REPO,
                 "installation.id": 1,
             },
@@ -326,6 +328,7 @@ def app_world(root: Path, *, check_history: bool = False) -> Iterator[AppWorld]:
             installation_id=1,
             files={"people.py": ORIGINAL, "README.md": "# app\n", ".gitneural.toml": CONFIG},
         )
+        grant_maintainers(gh, REPO)
         world: AppWorld
         with K3Stub(brain=lambda body: world.brain(body), check_history=check_history) as stub:
             world = AppWorld(gh, stub)

@@ -8,8 +8,10 @@ per deployment walks every rule, each PR planting its own bug (its own fingerpri
 
 1. K3 withdraws a finding in its thread → ``/review full`` holds it back;
 2. a person resolves a thread (``pull_request_review_thread`` ``resolved``) → held back;
-3. a 👎 by a NONE user changes nothing; a 👎 by the PR's author → held back;
-4. a later PR with the same code and finding → not posted; different code → posted;
+3. a 👎 by a NONE user changes nothing; a 👎 by the PR's author (read access) → held
+   back on that PR only, and the body says so;
+4. a later PR with the same code and finding → not posted (dismissed by a writer or by
+   K3); the same code as the author's dismissal, or different code → posted;
 5. with ``check_conclusion = "failure"``: a critical finding fails the check; a push to
    another file leaves its thread alone and the check still fails; the push that fixes
    it gets one "Addressed" reply, the thread resolved, and the check passes.
@@ -28,6 +30,7 @@ from tests.system.test_conversation_e2e import Deployment, deployment  # noqa: F
 
 GATE = CONFIG + '[github]\ncheck_conclusion = "failure"\n'
 DISMISSED = "1 finding not repeated: dismissed earlier"
+HERE = "1 finding held back on this pull request: dismissed by its author"
 
 
 def _bug(n: int) -> dict[str, Any]:
@@ -128,13 +131,17 @@ def test_dismissed_findings_stay_quiet_fixed_ones_are_closed_and_the_gate_holds(
     summary = s.full(disliked)
     assert "dismissed earlier" not in summary and s.check(disliked)["conclusion"] == "failure"
     gh.react_to_review_comment(REPO, top["id"], "-1", user="octocat")  # the PR's author
-    assert DISMISSED in s.full(disliked)
+    summary = s.full(disliked)
+    assert HERE in summary and DISMISSED not in summary
 
     # 4. A later PR: the same code and finding are not posted; different code is.
     same = s.pull(30)
     status, _ = s.review("pull_request", deployment.world.opened(same))
     assert status == "posted" and s.inline_of_last_review(same) == []
     assert DISMISSED in s.check(same)["output"]["summary"]
+    by_author = s.pull(32)  # the code whose finding only its PR's author dismissed
+    s.opened(by_author)
+    assert len(s.inline_of_last_review(by_author)) == 1
     different = s.pull(33)
     s.opened(different)
     assert len(s.inline_of_last_review(different)) == 1

@@ -49,6 +49,7 @@ from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.faults import strings
 from tests.support.job_world import REPO, submit
+from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import comment, headers_for, http_post, serve, variant
 from workers.celeryapp.ledger import job_scope
@@ -121,6 +122,7 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         })  # fmt: skip
         gh.push(REPO, "feature", {"people.py": PLANTED}, "Tighten is_adult")
         gh.create_pull(REPO, head="feature", title="Tighten is_adult", body="Please review")
+        grant_maintainers(gh, REPO)  # the /review comments are alice's
         env = {
             **gh.env(),
             "GITHUB_WEBHOOK_SECRET": webhook_secret,
@@ -152,7 +154,7 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         deliveries += [
             ("issue_comment", comment(ask["body"], "OWNER", **{
                 "repository.full_name": REPO, "issue.number": 1, "comment.id": ask["id"],
-                "installation.id": 1,
+                "comment.user.login": ask["user"]["login"], "installation.id": 1,
             }), webhook_secret)
             for ask in asks
         ]  # fmt: skip

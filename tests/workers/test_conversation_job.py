@@ -93,8 +93,10 @@ def test_a_reply_in_gitneural_s_thread_is_answered_once_in_that_thread(w: World)
     assert answer["body"].startswith(REPLY_ANSWER)
     assert answered_comment(answer["body"], "reply") == reply["id"]
     assert WITHDRAWN not in answer["body"]
-    # Three requests: the PR, its threads (GraphQL), the reply naming the first comment.
+    # Four requests: the replier's write access, the PR, its threads (GraphQL), the reply
+    # naming the first comment.
     assert calls == [
+        ("GET", f"/repos/{REPO}/collaborators/{reply['user']['login']}/permission"),
         ("GET", f"/repos/{REPO}/pulls/{w.number}"),
         ("POST", "/graphql"),
         ("POST", f"/repos/{REPO}/pulls/{w.number}/comments/{top['id']}/replies"),

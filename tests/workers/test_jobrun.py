@@ -137,6 +137,32 @@ def test_review_command_gets_eyes_then_a_review(tmp_path: Path) -> None:
     assert marker is not None and marker.trigger == "command"
 
 
+@pytest.mark.parametrize("association", ["MEMBER", "COLLABORATOR"])
+def test_review_command_by_a_read_only_member_gets_no_eyes_and_no_review(
+    tmp_path: Path, association: str
+) -> None:
+    """The webhook let the association through; the worker's permission read says no."""
+    with job_world(tmp_path) as w:
+        w.gh.set_permission(REPO, "rita", "read")
+        comment = w.gh.add_issue_comment(
+            REPO, w.number, "/review", user="rita", association=association
+        )
+        job = w.job(
+            "command",
+            comment_id=comment["id"],
+            requested_by="rita",
+            author_association=association,
+        )
+        w.reset_calls()
+        add_eyes_reaction(job, w.ctx)
+        outcome = run_review_job(job, w.ctx)
+        assert w.gh.reactions(REPO, comment["id"]) == []
+        assert w.reviews() == [] and w.check_runs() == [] and w.stub.requests == []
+        # One permission read (the answer kept for the job), no write of any kind.
+        assert w.api_calls() == [("GET", f"/repos/{REPO}/collaborators/rita/permission")]
+    assert (outcome.status, outcome.detail) == ("skipped", "/review by rita, who may not write")
+
+
 def test_review_command_by_an_association_the_repository_does_not_allow(tmp_path: Path) -> None:
     config = CONFIG + '[github]\nallowed_associations = ["OWNER"]\n'
     with job_world(tmp_path, base_files={".gitneural.toml": config}) as w:

@@ -43,7 +43,12 @@ def test_jobs_the_webhook_makes_from_github_payloads_are_reviewed(tmp_path: Path
         asked = w.gh.add_issue_comment(REPO, w.number, "/review effort=low full")
         command = comment(
             "/review effort=low full",
-            **{"repository.full_name": REPO, "issue.number": w.number, "comment.id": asked["id"]},
+            **{
+                "repository.full_name": REPO,
+                "issue.number": w.number,
+                "comment.id": asked["id"],
+                "comment.user.login": asked["user"]["login"],  # alice, who may write
+            },
         )
         auto = route("pull_request", opened, "11111111-aaaa", settings).job
         asked_job = route("issue_comment", command, "22222222-bbbb", settings).job
@@ -155,13 +160,15 @@ def test_tokens_dying_mid_job_are_minted_again(tmp_path: Path) -> None:
 
 def test_eyes_on_a_deleted_comment_is_quiet_and_outages_are_retried(tmp_path: Path) -> None:
     with job_world(tmp_path) as w:
-        add_eyes_reaction(w.job("command", comment_id=987654), w.ctx)  # 404: nothing to do
-        add_eyes_reaction(w.job("command"), w.ctx)  # no comment id: nothing to do
+        # alice may write (tests.support.people): the reaction is tried.
+        gone = w.job("command", comment_id=987654, requested_by="alice")
+        add_eyes_reaction(gone, w.ctx)  # 404: nothing to do
+        add_eyes_reaction(w.job("command", requested_by="alice"), w.ctx)  # no comment id
         asked = w.gh.add_issue_comment(REPO, w.number, "/review")
         path = f"/repos/{REPO}/issues/comments/{asked['id']}/reactions"
         w.gh.fail("POST", path, status=503)
         with pytest.raises(TransientJobError):
-            add_eyes_reaction(w.job("command", comment_id=asked["id"]), w.ctx)
+            add_eyes_reaction(w.job("command", comment_id=asked["id"], requested_by="alice"), w.ctx)
         assert w.gh.reactions(REPO, asked["id"]) == []
 
 

@@ -109,17 +109,20 @@ def test_a_thumbs_down_counts_from_the_author_or_a_writer_only(tmp_path: Path) -
         store, repo_id = w.ctx.ensure_store(), w.gh.repo_json(REPO)["id"]
         row = stored_finding(store, repo_id, w.number, top_fingerprint(top))
         assert row is not None and row.state == "open" and row.comment_id == top["id"]
-        # The PR's author (octocat) says no: dismissed, with no permission read at all.
+        # The PR's author (octocat, read access) says no: dismissed on this PR only (one
+        # permission read says which; eve's answer is kept).
         w.gh.react_to_review_comment(REPO, top["id"], "-1", user="octocat")
         w.stub.push(submit(PLANTED_BUG))
         w.reset_calls()
         held = _review(w, "command", full=True, comment_id=None)
         assert held.publication is not None and len(held.publication.held) == 1
-        assert not [p for _, p in w.api_calls() if p.endswith("/permission")]
+        reads = [p for _, p in w.api_calls() if p.endswith("/permission")]
+        assert reads == [f"/repos/{REPO}/collaborators/octocat/permission"]
         row = stored_finding(store, repo_id, w.number, top_fingerprint(top))
         assert row is not None and (row.state, row.dismissal_reason, row.dismissed_by) == (
             "dismissed", "thumbs_down", "octocat",
         )  # fmt: skip
+        assert row.dismissal_scope == "pull_request"
         # A writer's 👎 on another PR's finding counts too.
         second = _second_pull(w, PLANTED.replace("'hi '", "'hello '"))
         w.stub.push(submit({**PLANTED_BUG, "title": "Adults start at 18"}))
@@ -211,7 +214,11 @@ def test_a_resolved_job_records_the_dismissal_once_and_posts_nothing(tmp_path: P
         w.reset_calls()
         first = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
         assert first.status == "dismissed"
-        assert w.api_calls() == [("GET", f"/repos/{REPO}/pulls/{w.number}"), ("POST", "/graphql")]
+        assert w.api_calls() == [
+            ("GET", f"/repos/{REPO}/pulls/{w.number}"),
+            ("POST", "/graphql"),
+            ("GET", f"/repos/{REPO}/collaborators/alice/permission"),  # the dismissal's scope
+        ]
         again = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
         assert (again.status, again.detail) == ("ignored", "the finding was dismissed already")
         repo_id = w.gh.repo_json(REPO)["id"]

@@ -96,6 +96,7 @@ def _learn_and_review(w: World) -> None:
     w.reset_calls()
     job, outcome = say(w, "/learn Ages come from the `Person` model: never report age checks.")
     assert [p for _, p in w.api_calls()] == [
+        f"/repos/{REPO}/collaborators/alice/permission",  # the teacher may write
         f"/repos/{REPO}/pulls/{w.number}",
         f"/repos/{REPO}/issues/{w.number}/comments",
         f"/repos/{REPO}/issues/{w.number}/comments",

@@ -4,8 +4,9 @@
 (before anything else, so a job never starts without its record), put the job in the
 review schedule (:mod:`workers.schedule.protocol`: its place in its installation's line, and the
 worker host its repository prefers), publish the ``eyes`` reaction (``/review`` only) to
-the fast queue, and publish the job's turn (:mod:`workers.schedule.turn_messages`), confirmed by the
-broker. A conversation job (a reply in a thread, ``/ask``) goes to its own queue, alone.
+the fast queue (where the worker gives it only to a commenter with write access), and
+publish the job's turn (:mod:`workers.schedule.turn_messages`), confirmed by the broker. A
+conversation job (a reply in a thread, ``/ask``) goes to its own queue, alone.
 Anything the broker or the stores refuse becomes :class:`QueueError`: the job is taken
 back out of the schedule, the webhook answers 503 and forgets the delivery, so GitHub's
 redelivery is queued. A reaction published before a refused turn is harmless: GitHub

@@ -9,6 +9,10 @@ worth retrying (model overload and 5xx, GitHub's 5xx and rate limits, the store 
 reach: a withdrawal must not be lost). What retrying cannot fix ends in one short notice
 where the answer would be, never two (it carries the answer's marker): an exhausted model
 quota says so. A notice is never posted in a thread that is not GitNeural's.
+
+Every job but a resolution first asks GitHub whether its commenter may write to the
+repository (:func:`bot.gh.permissions.may_command`): ``author_association`` let the
+webhook queue it, but a MEMBER or a COLLABORATOR may have read access only.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from bot.errors import GitNeuralError, ModelQuotaError, StoreError
+from bot.gh.permissions import may_command
 from bot.gh.threads import read_review_threads, thread_of
 from bot.jobs import ConversationJob
 from bot.render.discussion import notice_body
@@ -44,6 +49,10 @@ def run_conversation_job(job: ConversationJob, ctx: JobContext) -> ConversationO
     try:
         if job.trigger == "resolved":
             return record_resolution(run)
+        if not may_command(run.gh, job.repo, job.requested_by, on_401=run.forget_token):
+            # Quiet, as for a NONE user at the webhook: no reaction, no answer, no model.
+            detail = f"{job.requested_by} may not write to {job.repo}: not answered"
+            return ConversationOutcome("ignored", detail=detail)
         if job.trigger == "reply":
             return answer_in_thread(run)
         return answer_ask(run) if job.trigger == "ask" else answer_learning(run)
@@ -68,6 +77,8 @@ def give_up(job: ConversationJob, ctx: JobContext, reason: str) -> int | None:
     if job.trigger == "resolved":
         return None
     try:
+        if not may_command(run.gh, job.repo, job.requested_by, on_401=run.forget_token):
+            return None
         if job.trigger == "reply":
             assert job.in_reply_to is not None
             found = run.thread(job.in_reply_to)

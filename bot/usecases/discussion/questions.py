@@ -1,6 +1,7 @@
 """``/ask QUESTION``, answered once.
 
-GitHub requests (four when it is answered): the eyes reaction (1), the PR (1: closed or
+GitHub requests (five when it is answered): the asker's write access (1, kept ten
+minutes: :mod:`bot.usecases.discussion.dispatch`), the eyes reaction (1), the PR (1: closed or
 gone, nothing to do), its comments since the question (1: the question as it is now,
 and an answer already posted to it, which ends the job before any model call), then git
 fetches into the mirror, the repository's settings from its default branch, K3's

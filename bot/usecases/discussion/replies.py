@@ -1,6 +1,7 @@
 """A reply in one of GitNeural's review threads, answered once.
 
-GitHub requests (three when it is answered; the App's bot account is asked once per
+GitHub requests (four when it is answered, the first the replier's write access, kept
+ten minutes (:mod:`bot.usecases.discussion.dispatch`); the App's bot account is asked once per
 process, a token minted once an hour): the PR (1: closed or gone, nothing to do); its
 review threads (1 GraphQL query per 100 threads: the thread must be GitNeural's, and an
 answer already there ends the job, before any model call); then git fetches into the

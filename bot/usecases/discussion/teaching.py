@@ -1,6 +1,7 @@
 """``/learn RULE``, ``/learnings`` and ``/forget ID``, answered once, without a model.
 
-GitHub requests (three when it is answered): the PR (1: gone, nothing to do; a closed PR
+GitHub requests (four when it is answered): the commenter's write access (1, kept ten
+minutes: :mod:`bot.usecases.discussion.dispatch`), the PR (1: gone, nothing to do; a closed PR
 is answered too), then, on the PR, its comments since the command (1), or, in a review
 thread, its threads (1 GraphQL query per 100 threads): the command as it is now, and an
 answer already there, which ends the job before anything is stored. Then a git fetch of

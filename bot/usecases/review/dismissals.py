@@ -2,12 +2,20 @@
 
 A finding is dismissed when a person resolved its thread while its lines were unchanged
 (GitHub does not call the thread outdated), or when the PR's author or a user with write
-access reacted 👎 to its first comment. A 👎 by anyone else changes nothing; the author is
-known from the PR, anyone else's access is one REST read (:func:`has_write_access`),
-kept for ten minutes by the process, at most :data:`MAX_PERMISSION_READS` reads per
-review (answers kept are free; the rest are judged by the next review).
+access reacted 👎 to its first comment. A 👎 by anyone else changes nothing.
+
+Who dismissed it says where the dismissal holds. Someone with write access: the whole
+repository (every later PR with the same code holds the finding back). The PR's author
+without write access: that PR only, so a drive-by contributor cannot silence a finding
+for everyone. Access is one REST read per person (:func:`has_write_access`), kept for
+ten minutes by the process; for 👎 givers other than the author at most
+:data:`MAX_PERMISSION_READS` reads per review (answers kept are free; the rest are
+judged by the next review), the author and those who resolved a thread outside that
+budget. A dismissal that held for the PR only is widened when a writer's is seen,
+never narrowed.
 K3's withdrawals in a thread are recorded by the conversation job
-(:mod:`bot.usecases.discussion.replies`). A dismissal, once recorded, stands.
+(:mod:`bot.usecases.discussion.replies`), which answers only commenters with write access: they hold
+for the repository. A dismissal, once recorded, stands.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from bot.store.finding_states import attach_thread
 from bot.store.findings import (
     Dismissal,
     DismissalReason,
+    DismissalScope,
     FindingFacts,
     FindingState,
     StoredFinding,
@@ -96,27 +105,38 @@ class _Judge:
     on_401: Callable[[], None] | None
     reads: int = 0
 
-    def writes(self, login: str) -> bool | None:
-        """Whether ``login`` may push; None when this review may read no more."""
+    def writes(self, login: str, *, budgeted: bool = True) -> bool | None:
+        """Whether ``login`` may push; None when this review may read no more. The PR's
+        author and those who resolved a thread (GitHub lets only writers and the author
+        resolve: a few people a PR) are read outside the 👎 givers' budget."""
         known = known_write_access(self.gh, self.pull.repo, login)
         if known is not None:
             return known
-        if self.reads >= MAX_PERMISSION_READS:
-            return None
-        self.reads += 1
+        if budgeted and login.lower() != self.pull.author.lower():
+            if self.reads >= MAX_PERMISSION_READS:
+                return None
+            self.reads += 1
         return has_write_access(self.gh, self.pull.repo, login, on_401=self.on_401)
 
     def dismissal(self, thread: ReviewThread) -> Dismissal | None:
+        """The widest dismissal the thread shows: a writer's holds for the repository;
+        the PR's author's without write access (or a resolver's without it) for this PR
+        only; a 👎 by anyone else, none."""
+        here: Dismissal | None = None
         if thread.resolved and thread.resolved_by and not thread.outdated:
-            return Dismissal(DismissalReason.RESOLVED, thread.resolved_by)
+            by = thread.resolved_by
+            if self.writes(by, budgeted=False):
+                return Dismissal(DismissalReason.RESOLVED, by)
+            here = Dismissal(DismissalReason.RESOLVED, by, scope=DismissalScope.PULL_REQUEST)
         author = self.pull.author.lower()
-        for login in thread.thumbs_down:
-            if login.lower() == author:
-                return Dismissal(DismissalReason.THUMBS_DOWN, login)
-        for login in thread.thumbs_down:
+        for login in sorted(thread.thumbs_down, key=lambda who: who.lower() != author):
             if self.writes(login):
                 return Dismissal(DismissalReason.THUMBS_DOWN, login)
-        return None
+            if here is None and login.lower() == author:
+                here = Dismissal(
+                    DismissalReason.THUMBS_DOWN, login, scope=DismissalScope.PULL_REQUEST
+                )
+        return here
 
 
 def record_dismissals(
@@ -138,10 +158,11 @@ def record_dismissals(
         assert top is not None  # a finding thread starts with GitNeural's comment
         if row is not None and (row.comment_id is None or row.thread_node_id is None):
             attach_thread(store, pull.repo_id, pull.number, fp, top.id, thread.node_id)
-        if row is not None and row.state == FindingState.DISMISSED.value:
-            continue
+        done = row is not None and row.state == FindingState.DISMISSED.value
+        if done and row is not None and row.dismissal_scope != DismissalScope.PULL_REQUEST:
+            continue  # held back in the whole repository already
         dismissal = judge.dismissal(thread)
-        if dismissal is None:
+        if dismissal is None or (done and dismissal.scope == DismissalScope.PULL_REQUEST):
             continue
         start, end = thread.lines() or (1, 1)
         facts = FindingFacts(
@@ -160,5 +181,11 @@ def record_dismissals(
         )
         dismiss_finding(store, facts, dismissal)
         new += 1
-        log.info("finding %s dismissed (%s by %s)", fp[:16], dismissal.reason, dismissal.by)
+        log.info(
+            "finding %s dismissed (%s by %s, for the %s)",
+            fp[:16],
+            dismissal.reason,
+            dismissal.by,
+            dismissal.scope.value.replace("_", " "),
+        )
     return new

@@ -3,21 +3,23 @@
 Before a review is posted. GitHub requests: one GraphQL query per 100 earlier threads,
 and only when GitNeural reviewed the PR before; one GraphQL request for every thread a
 push fixed, up to :data:`bot.gh.addressing.BATCH` (25) of them, and one more per further
-25; a permission read per 👎 of someone other than the PR's author whose access the
-process does not know yet (kept ten minutes), at most
-:data:`bot.usecases.review.dismissals.MAX_PERMISSION_READS` (3). With the six requests of the job
+25; a permission read for the PR's author and each person who resolved a thread, when
+one of them dismissed a finding (their access says where the dismissal holds), and per
+👎 of someone else, at most :data:`bot.usecases.review.dismissals.MAX_PERMISSION_READS` (3); every
+answer kept ten minutes by the process. With the six requests of the job
 itself (:mod:`bot.usecases.review.run`), a review after a push to a PR with up to 100 earlier
 threads makes at most 8 requests however many threads the push fixed (up to 25), and at
 most 11 when it also meets three 👎 givers, other than the author, it has not judged in
-the last ten minutes.
+the last ten minutes (plus the author and the resolvers, once per ten minutes).
 
 1. **Dismissals** (:func:`recall`). A finding of GitNeural's thread is dismissed when a
    person resolved the thread while its lines were unchanged (GitHub does not call it
    outdated), or when the PR's author or a user with write access reacted 👎 to its
-   first comment; K3's withdrawals are recorded by the conversation job. Every
-   fingerprint dismissed in the repository is then held back: on this PR, and on any
-   later PR whose finding has the same fingerprint (the same file, the same code at the
-   anchor, the same title).
+   first comment; K3's withdrawals are recorded by the conversation job. A fingerprint
+   dismissed by someone with write access is then held back on this PR and on any later
+   PR whose finding has the same fingerprint (the same file, the same code at the
+   anchor, the same title); one dismissed by the PR's author without write access, on
+   this PR only (:mod:`bot.usecases.review.dismissals`).
 2. **Fixed findings** (:meth:`Memory.settle`). A finding recorded open on the PR that the
    new review does not report is followed from the head it was recorded at to the new
    one: a push that touched its lines fixed it; otherwise it still stands (and moved
@@ -56,10 +58,11 @@ from bot.store.finding_states import (
     release_auto_resolved,
 )
 from bot.store.findings import (
+    DismissalScope,
     FindingFacts,
     FindingState,
     StoredFinding,
-    dismissed_fingerprints,
+    held_back,
     record_finding,
 )
 from bot.usecases.context import JobContext
@@ -85,8 +88,11 @@ class Memory:
     pull: PullInfo
     gh: github.Github
     on_401: Callable[[], None] | None
-    #: Fingerprints dismissed anywhere in the repository: never posted again.
+    #: Fingerprints this review holds back: dismissed for the whole repository, or on
+    #: this PR by its author.
     dismissed: set[str] = field(default_factory=set)
+    #: Those of :attr:`dismissed` held back on this PR only.
+    dismissed_here: set[str] = field(default_factory=set)
     threads: dict[str, EarlierThread] = field(default_factory=dict)
     rows: list[StoredFinding] = field(default_factory=list)
 
@@ -226,5 +232,9 @@ def recall(
         if memory.threads:
             record_dismissals(memory.store, gh, pull, memory.threads, memory.rows, on_401)
             memory.rows = pull_findings(memory.store, pull.repo_id, pull.number)
-        memory.dismissed = dismissed_fingerprints(memory.store, pull.repo_id)
+        held = held_back(memory.store, pull.repo_id, pull.number)
+        memory.dismissed = set(held)
+        memory.dismissed_here = {
+            fp for fp, scope in held.items() if scope == DismissalScope.PULL_REQUEST
+        }
         return memory

@@ -2,7 +2,8 @@
 
 Findings already posted by an earlier GitNeural review (same fingerprint: same file, same
 code at the anchor, same title) are not posted again, and findings dismissed in the
-repository (:mod:`bot.usecases.review.memory`) are held back and only counted. After an incremental
+repository, or on this PR by its author (:mod:`bot.usecases.review.memory`), are held back and only
+counted, each kind by itself. After an incremental
 review, an inline finding must also sit on the PR's own diff (GitHub's view of the whole
 PR), or it moves to the body. The check run's conclusion counts every finding still
 standing: those the review kept, repeated ones included (they still stand in the reviewed
@@ -47,6 +48,8 @@ class Publication:
     marker: Marker
     #: Findings held back because they were dismissed earlier.
     held: list[Finding] = field(default_factory=list)
+    #: Those of :attr:`held` dismissed on this PR only (by its author).
+    held_here: int = 0
     #: Severities of the PR's earlier findings still standing (not reported again).
     still_open: list[str] = field(default_factory=list)
 
@@ -98,9 +101,13 @@ def publish(
     settings: GitHubSettings,
     dismissed: Collection[str] = (),
     still_open: Sequence[str] = (),
+    dismissed_here: Collection[str] = (),
 ) -> Publication:
+    """``dismissed``: fingerprints held back; ``dismissed_here``: those of them held back
+    because the PR's author dismissed them (on this PR only)."""
     placed = place_on_pr(result.findings, pc)
     held = [f for f in placed if f.fingerprint and f.fingerprint in dismissed]
+    here = sum(1 for f in held if f.fingerprint in dismissed_here)
     findings = [f for f in placed if not (f.fingerprint and f.fingerprint in dismissed)]
     seen = set(posted_fingerprints)
     repeated = [f for f in findings if f.fingerprint and f.fingerprint in seen]
@@ -130,13 +137,24 @@ def publish(
         scope=pc.scope,
         repeated=len(repeated),
         unquoted=result.unquoted(),
-        dismissed=len(held),
+        dismissed=len(held) - here,
+        dismissed_here=here,
         learnings_left_out=result.learnings_left_out,
     )
     body = review_body(text, inline=inline, listed=listed, links=links, marker=marker)
     fallback = review_body(text, inline=[], listed=inline + listed, links=links, marker=marker)
     draft = ReviewDraft(head_sha, body, [inline_comment(f) for f in inline], fallback)
-    return Publication(draft, inline, listed, repeated, conclusion, marker, held, list(still_open))
+    return Publication(
+        draft,
+        inline,
+        listed,
+        repeated,
+        conclusion,
+        marker,
+        held=held,
+        still_open=list(still_open),
+        held_here=here,
+    )
 
 
 def _finding_line(finding: Finding) -> str:
@@ -164,8 +182,10 @@ def check_output(
     counts = f"{inline} inline · {in_body} in the review body"
     if pub.repeated:
         counts += f" · {len(pub.repeated)} already reported earlier"
-    if pub.held:
-        counts += f" · {dismissed_text(len(pub.held))}"
+    if len(pub.held) > pub.held_here:
+        counts += f" · {dismissed_text(len(pub.held) - pub.held_here)}"
+    if pub.held_here:
+        counts += f" · {dismissed_text(pub.held_here, here=True)}"
     if pub.still_open:
         counts += f" · {len(pub.still_open)} still open from earlier reviews"
     unquoted = result.unquoted()

@@ -9,6 +9,9 @@ The steps, and the GitHub requests they make (six in all when a review is posted
 a PR of any size, seven once GitNeural reviewed it before; the token is minted once an
 hour):
 
+0. a ``/review`` comment: the commenter's permission (1, kept ten minutes by the
+   process) — without write access: ``skipped``, with nothing posted (a read-only
+   MEMBER or COLLABORATOR is treated as NONE is by the webhook);
 1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``;
 2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
    automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
@@ -37,6 +40,7 @@ from bot.errors import GitHubError, GitNeuralError, ModelQuotaError
 from bot.extras import require
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.mirrors.cache import MirrorNotFoundError
+from bot.gh.permissions import may_command
 from bot.gh.post import post_issue_comment, post_review
 from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
 from bot.jobs import ReviewJob
@@ -156,6 +160,11 @@ class _JobRun:
 
     def run(self) -> JobOutcome:
         job = self.job
+        commenter = job.trigger == "command" and job.comment_id is not None
+        if commenter and not may_command(
+            self.gh, job.repo, job.requested_by, on_401=self._forget_token
+        ):
+            return JobOutcome("skipped", detail=f"/review by {job.requested_by}, who may not write")
         pull = read_pull(self.gh, job.repo, job.pr_number, on_401=self._forget_token)
         if pull is None or not pull.open:
             return JobOutcome("gone", detail="the pull request is closed or gone")
@@ -223,6 +232,7 @@ class _JobRun:
             posted_fingerprints={fp for r in self.earlier for fp in r.marker.fingerprints},
             settings=gate.github,
             dismissed=memory.dismissed,
+            dismissed_here=memory.dismissed_here,
             still_open=memory.settle(result.findings, mirror),
         )
         memory.record(pub.inline + pub.listed + pub.repeated)

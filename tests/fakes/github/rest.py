@@ -215,7 +215,9 @@ def blueprint(prefix: str) -> Blueprint:
     @bp.get(f"{repo_base}/collaborators/<user>/permission")
     def permission(owner: str, name: str, user: str) -> Response:
         repo = auth_repo(owner, name)
-        perm = repo.permissions.get(user, "read")
+        # GitHub's answer for a stranger is ``read``; a user-owned repository's owner is admin.
+        owner = "admin" if user.lower() == repo.owner.lower() else "read"
+        perm = repo.permissions.get(user, owner)
         return json_response({"permission": perm, "role_name": perm, "user": store().user(user)})
 
     @bp.get(f"{repo_base}/issues/<int:number>")
