@@ -98,9 +98,11 @@ def _shown(lines: Mapping[int, str]) -> dict[int, str]:
     """``lines`` as the model was shown them: redacted (line for line) as one text, so a
     key spread over lines is recognised as in the prompt."""
     numbers = sorted(lines)
-    shown = redact_text("\n".join(lines[n] for n in numbers))[0].split("\n")
-    if len(shown) != len(numbers):  # a line holding a line break of its own
-        shown = [redact_text(lines[n])[0] for n in numbers]
+    # Lines keep their ends; whitespace does not count in a quote, so they are dropped.
+    real = [lines[n].rstrip("\r\n") for n in numbers]
+    shown = redact_text("\n".join(real))[0].split("\n")
+    if len(shown) != len(numbers):  # a lone "\r" or the like inside a line
+        shown = [redact_text(line)[0] for line in real]
     return dict(zip(numbers, shown, strict=True))
 
 
