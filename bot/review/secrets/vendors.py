@@ -99,7 +99,7 @@ VENDORS: tuple[Vendor, ...] = (
     ),
     Vendor(
         "Shopify token",
-        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        ("shp",),
         r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}+",
         38,
         _W,
