@@ -146,7 +146,9 @@ def find_tokens(text: str) -> Iterator[tuple[int, int, str]]:
                 found = _token(vendor, match) if match is not None else None
                 if found is not None:
                     yield found
-                at = text.find(prefix, match.end() if found is not None and match else at + 1)
+                # After a match, rejected or not, the next token starts past its body:
+                # "sk-sk-sk-…" is one long run, scanned once, not once per prefix.
+                at = text.find(prefix, match.end() if match is not None else at + 1)
 
 
 def _token(vendor: Vendor, match: re.Match[str]) -> tuple[int, int, str] | None:
