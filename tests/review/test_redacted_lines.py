@@ -3,9 +3,9 @@ class 4).
 
 Long base64 runs with no public BEGIN/END line next to them are redacted as key material
 (here the bodies of certifi's CA bundle, which pip vendors, under an unknown label:
-certificates themselves are public and sent as they are, see test_public_material.py). They used to become one placeholder and blank
-lines: ``read_file`` showed them blank with no marker, and a suggestion on them was kept
-because the suggestion check read the real file, so applying it would have overwritten
+certificates themselves are public and sent as they are, see test_public_material.py).
+They used to become one placeholder and blank lines: ``read_file`` showed them blank
+with no marker, and a suggestion on them was kept because the suggestion check read the real file, so applying it would have overwritten
 content the model never saw.
 """
 
