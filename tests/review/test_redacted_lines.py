@@ -5,8 +5,8 @@ Long base64 runs with no public BEGIN/END line next to them are redacted as key 
 (here the bodies of certifi's CA bundle, which pip vendors, under an unknown label:
 certificates themselves are public and sent as they are, see test_public_material.py).
 They used to become one placeholder and blank lines: ``read_file`` showed them blank
-with no marker, and a suggestion on them was kept because the suggestion check read the real file, so applying it would have overwritten
-content the model never saw.
+with no marker, and a suggestion on them was kept because the suggestion check read
+the real file, so applying it would have overwritten content the model never saw.
 """
 
 from __future__ import annotations
