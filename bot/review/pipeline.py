@@ -35,7 +35,7 @@ from bot.review.packing.groups import split_files
 from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
 from bot.review.related.finder import RelatedFinder, RelatedLimits
 from bot.review.secrets.redacted_change import redacted_change
-from bot.review.secrets.redaction import redact_text, secret_findings
+from bot.review.secrets.redaction import redact_text, secret_findings, secret_notes
 from bot.review.selection import select_files
 from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
@@ -291,6 +291,10 @@ def review(
         coverage = outcome.coverage
     kept, dropped = check_findings(
         plan.secrets + model_findings, change, max_comments=config.review.max_comments
+    )
+    # A secret in the title or a commit message has no line to be reported on.
+    summary = "\n\n".join(
+        s for s in [summary, *secret_notes(change.title, change.description)] if s
     )
     return ReviewResult(
         summary=summary,

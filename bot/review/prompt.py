@@ -33,6 +33,7 @@ from bot.domain.diff import FileStatus
 from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
 from bot.review.context.learnings import NONE, ShownLearnings
+from bot.review.secrets.redaction import redact_path
 from bot.review.token_estimate import estimate_tokens
 from bot.text import encode_text, printable
 
@@ -99,7 +100,9 @@ class Fences:
 
 
 def _quoted(path: str) -> str:
-    return json.dumps(printable(path), ensure_ascii=False)
+    # A secret in a file name is redacted like one in the file (findings name the file
+    # back by its redacted path: bot.review.findings.anchor.find_file).
+    return json.dumps(printable(redact_path(path)), ensure_ascii=False)
 
 
 def _status(item: FileContext) -> str:

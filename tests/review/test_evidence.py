@@ -109,10 +109,14 @@ def test_an_invented_quote_is_not_shown_and_is_counted(change: Change) -> None:
 
 
 def test_a_finding_that_quotes_nothing_is_held_back_like_an_invented_one(change: Change) -> None:
-    for evidence in (None, "", "   \n\t", "[REDACTED:github-token]"):
+    for evidence in (None, "", "   \n\t"):
         kept, [(_, reason)] = check(change, finding("app.py", 20, evidence))
         assert kept == [] and reason.startswith(QUOTE_NOT_FOUND), evidence
         assert "quotes no code" in reason
+    # A quote of placeholders only is looked for in the lines as the model saw them:
+    # app.py has no redacted line, so it is not found.
+    kept, [(_, reason)] = check(change, finding("app.py", 20, "[REDACTED:GitHub token]"))
+    assert kept == [] and reason.startswith(QUOTE_NOT_FOUND) and "not found in" in reason
 
 
 def test_real_code_elsewhere_in_the_file_is_not_evidence_for_these_lines(change: Change) -> None:

@@ -1,11 +1,12 @@
 """A redacted line says so wherever it is shown, and no suggestion replaces one (issue 10,
 class 4).
 
-Long base64 runs (here the public certificates of certifi's CA bundle, which pip
-vendors) are redacted as key material. They used to become one placeholder and blank
-lines: ``read_file`` showed them blank with no marker, and a suggestion on them was kept
-because the suggestion check read the real file, so applying it would have overwritten
-content the model never saw.
+Long base64 runs with no public BEGIN/END line next to them are redacted as key material
+(here the bodies of certifi's CA bundle, which pip vendors, under an unknown label:
+certificates themselves are public and sent as they are, see test_public_material.py).
+They used to become one placeholder and blank lines: ``read_file`` showed them blank
+with no marker, and a suggestion on them was kept because the suggestion check read
+the real file, so applying it would have overwritten content the model never saw.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ MARK = "[REDACTED:key material]"
 def _bundle_change(tmp_path: Path) -> tuple[Change, list[str]]:
     """The first certificates of the real bundle; the change edits a label and a line in
     the middle of the first certificate's body (as a re-encoded bundle might)."""
-    text = BUNDLE.read_text(encoding="ascii")
+    # Relabelled: the run of base64 lines is then no certificate's body.
+    text = BUNDLE.read_text(encoding="ascii").replace("CERTIFICATE-----", "SEALED BLOB-----")
     lines = text.splitlines(keepends=True)[:120]
     edited = list(lines)
     comment = next(n for n, line in enumerate(edited) if line.startswith("# Label:"))

@@ -20,6 +20,7 @@ from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
 from bot.review.context.learnings import NONE, ShownLearnings
 from bot.review.prompt import Fences, change_variables, render_template
+from bot.review.secrets.redaction import redact_path
 from bot.text import printable
 
 SYSTEM_TEMPLATE = "conversation_system.md.j2"
@@ -126,8 +127,9 @@ def ask_messages(
 
 
 def _quoted(path: str) -> str:
-    # As in the review prompt: a JSON string, so a file name cannot start a line.
-    return json.dumps(printable(path), ensure_ascii=False)
+    # As in the review prompt: a JSON string, so a file name cannot start a line, and a
+    # secret in it redacted.
+    return json.dumps(printable(redact_path(path)), ensure_ascii=False)
 
 
 def _login(login: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from bot.domain.diff import Diff, FileDiff, FileStatus, Hunk, Side
 from bot.domain.results import Placement
+from bot.review.secrets.redaction import PLACEHOLDER_PREFIX, redact_path
 
 #: How far (in lines) outside a hunk a finding may lie and still be moved onto it.
 NEAR_LINES = 5
@@ -61,6 +62,12 @@ def find_file(diff: Diff, path: str) -> FileDiff | None:
         for file in diff:
             if file.old_path == name and file.old_path != file.path:
                 return file
+    if PLACEHOLDER_PREFIX in path:
+        # The model was shown the name with a secret in it redacted.
+        for name in candidates:
+            for file in diff:
+                if redact_path(file.path) == name:
+                    return file
     return None
 
 

@@ -9,7 +9,10 @@ count) in the reviewed snapshot, near the lines the model gave:
 - near: within the finding's lines widened by :data:`EVIDENCE_WINDOW` lines on each side
   (a quote of k lines may reach k - 1 lines further).
 
-A finding whose quote is not found, or that quotes nothing, is not shown: it is dropped
+A ``[REDACTED:kind]`` placeholder in a quote stands for the line it replaced: a quote
+that is only placeholders (the lines of a private key) is found in the lines as the
+model was shown them. A finding whose quote is not found, or that quotes nothing, is not
+shown: it is dropped
 with a reason starting with :data:`QUOTE_NOT_FOUND` and counted in every output. The
 secret scan's findings, and findings on deleted or binary files (no code to quote), are
 exempt.
@@ -31,6 +34,7 @@ from bot.domain.diff import FileDiff, FileStatus, Side
 from bot.domain.results import QUOTE_NOT_FOUND, Finding
 from bot.review.findings.fingerprint import SECRET_SOURCE
 from bot.review.findings.quotes import Quote, occurrences
+from bot.review.secrets.redaction import redact_text
 
 #: Lines around a finding's own lines where its quote may be found.
 EVIDENCE_WINDOW = 3
@@ -90,6 +94,18 @@ def _where(side: Side, start: int, end: int) -> str:
     return f"new-file {lines}" if side == "RIGHT" else f"the removed lines near old-file {lines}"
 
 
+def _shown(lines: Mapping[int, str]) -> dict[int, str]:
+    """``lines`` as the model was shown them: redacted (line for line) as one text, so a
+    key spread over lines is recognised as in the prompt."""
+    numbers = sorted(lines)
+    # Lines keep their ends; whitespace does not count in a quote, so they are dropped.
+    real = [lines[n].rstrip("\r\n") for n in numbers]
+    shown = redact_text("\n".join(real))[0].split("\n")
+    if len(shown) != len(numbers):  # a lone "\r" or the like inside a line
+        shown = [redact_text(line)[0] for line in real]
+    return dict(zip(numbers, shown, strict=True))
+
+
 def check_evidence(
     finding: Finding, file: FileDiff, new_lines: Callable[[], Mapping[int, str]]
 ) -> Quoted | str | None:
@@ -101,13 +117,20 @@ def check_evidence(
     if _exempt(finding, file):
         return None
     quote = Quote.of(finding.evidence)
-    if quote is None:
+    literal = Quote.of(finding.evidence, literal=True)
+    if quote is None and literal is None:
         return f"{QUOTE_NOT_FOUND}: the finding quotes no code as its evidence"
     side = _side(file, finding.side)
     start, end = finding.start_line, finding.end_line
     lines = new_lines() if side == "RIGHT" else removed_lines(file)
-    reach = EVIDENCE_WINDOW + quote.height - 1
-    found = occurrences(quote, lines, max(1, start - reach), end + reach)
+    found: list[tuple[int, int]] = []
+    if quote is not None:
+        reach = EVIDENCE_WINDOW + quote.height - 1
+        found = occurrences(quote, lines, max(1, start - reach), end + reach)
+    if not found and literal is not None:
+        # The placeholders are looked for where the model saw them.
+        reach = EVIDENCE_WINDOW + literal.height - 1
+        found = occurrences(literal, _shown(lines), max(1, start - reach), end + reach)
     if not found:
         window = (max(1, start - EVIDENCE_WINDOW), end + EVIDENCE_WINDOW)
         return f"{QUOTE_NOT_FOUND} in {_where(side, *window)}"

@@ -11,7 +11,8 @@ The model copies what the prompt showed it, so two slips are forgiven (tried onl
 the quote as given is not found): a line label and diff marker copied with the code
 (``R12 +``, ``L7 -``, ``  40| ``), and the quote wrapped in a code fence or backticks. A
 ``[REDACTED:kind]`` placeholder stands for the secret the model was not shown: it
-matches any text within its line.
+matches any text within its line. A quote that is only placeholders (a private key's
+lines) is looked for as it is in the lines as the model saw them (``literal``).
 
 Matching compares lines and finds the pieces between placeholders leftmost first, never a
 backtracking regular expression: a quote and a file that both come from a pull request's
@@ -30,7 +31,8 @@ from bot.text import printable
 #: A label the prompt puts before each diff line (``R12 +``) or enclosing-code line (``40|``).
 _LABEL = re.compile(r"^\s*(?:[RL]\d+ +[-+]?|\d+\| ?)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
-_PLACEHOLDER = re.compile(re.escape(REDACTION_MARK) + r"[^\]\s]*\]")
+#: A placeholder, as redaction writes it: its kind may hold spaces ("private key").
+_PLACEHOLDER = re.compile(re.escape(REDACTION_MARK) + r"[^\]\n]{0,60}\]")
 
 #: One quoted line: the literal pieces around its placeholders (one piece: no placeholder).
 _Line = tuple[str, ...]
@@ -56,8 +58,12 @@ def _unwrapped(lines: list[str]) -> list[str]:
     return [_LABEL.sub("", line, count=1) for line in lines]
 
 
-def _pieces(lines: list[str]) -> tuple[_Line, ...] | None:
+def _pieces(lines: list[str], literal: bool) -> tuple[_Line, ...] | None:
     """The quote's non-blank lines as pieces, or None if they quote nothing checkable."""
+    out: list[_Line]
+    if literal:
+        out = [(squeeze(line),) for line in lines]
+        return tuple(line for line in out if line[0]) or None
     out = [tuple(squeeze(p) for p in _PLACEHOLDER.split(line)) for line in lines]
     out = [line for line in out if any(line) or len(line) > 1]
     # A quote that is only placeholders (or blank) says nothing about the code.
@@ -101,14 +107,18 @@ class Quote:
     height: int
 
     @classmethod
-    def of(cls, evidence: str | None) -> Quote | None:
-        """The quote in ``evidence``, or None when there is nothing to look for."""
-        if evidence is None:
+    def of(cls, evidence: str | None, *, literal: bool = False) -> Quote | None:
+        """The quote in ``evidence``, or None when there is nothing to look for.
+
+        ``literal``: placeholders are text to find as they are, in the lines as the model
+        was shown them (a quote of nothing but placeholders then says which lines).
+        """
+        if evidence is None or (literal and REDACTION_MARK not in evidence):
             return None
         raw = evidence.replace("\r\n", "\n").split("\n")
         variants: list[tuple[_Line, ...]] = []
         for lines in (raw, _unwrapped(raw)):
-            pieces = _pieces(lines)
+            pieces = _pieces(lines, literal)
             if pieces is not None and pieces not in variants:
                 variants.append(pieces)
         if not variants:

@@ -1,37 +1,42 @@
 """The secret formats GitNeural redacts, and which of them it reports.
 
-Precision matters more than recall here: every report is a ``critical`` finding on a
-pull request, and a reviewer who sees one false alarm learns to ignore the next. So:
+Precision matters, but a secret sent to the model cannot be taken back: every report is a
+``critical`` finding, and a reviewer who sees false alarms learns to ignore them. So:
 
-* Formats with a vendor prefix (GitHub, AWS key ids, Slack, GitLab, Stripe, …) are
-  always redacted and reported; the prefix makes a false positive very unlikely.
-  GitLab, Stripe, SendGrid, Square, PyPI and Azure storage keys use the patterns
-  ``detect-secrets`` maintains. GitHub, AWS, Slack, npm and ``sk-`` keys (OpenAI,
-  Moonshot) use our own: detect-secrets runs its patterns line by line, and some of them
-  backtrack quadratically on a long line, while we scan whole texts (a minified file is
-  one long line). Discord, Telegram, Mailchimp, Twilio and Artifactory patterns are left
-  out: they have no distinctive prefix and matched ordinary data in our measurements.
-* A value assigned to a secret-sounding name (``api_key = "…"``) is reported only when
-  it looks random (length, character mix, Shannon entropy) and is not a placeholder.
+* Formats with a vendor prefix (:mod:`bot.review.secrets.vendors`: GitHub, GitLab, Slack,
+  OpenAI/Anthropic/Moonshot ``sk-`` keys, Google, Hugging Face, Twilio, npm, Stripe, Azure
+  client secrets, JSON web tokens, …) and AWS key ids are always redacted and reported;
+  the prefix makes a false positive very unlikely. GitLab (other kinds), Stripe (live),
+  SendGrid, Square, PyPI and Azure storage keys use the patterns ``detect-secrets``
+  maintains, imported only for text holding one of their prefixes.
+* A value assigned to a secret-sounding name (``api_key = "…"``, ``DB_PASS=…``,
+  ``pass: …``, ``\\"token\\": \\"…\\"``) is reported when it looks like a credential:
+  for a password, any non-placeholder of 8 or more mixed characters; for a key, token,
+  secret, credential or auth value, a random-looking one (length, character mix,
+  Shannon entropy) or a long random hex string. Public keys are not secret.
   We use no free-floating high-entropy detector: lock-file hashes, UUIDs and base64 test
   data would drown real findings.
-* A password inside a URL is always redacted but reported only when it looks random
-  and the host is not a local or documentation host (``postgres:postgres@localhost``
+* A password inside a URL or DSN is always redacted but reported only when it looks
+  random and the host is not a local or documentation host (``postgres:postgres@localhost``
   is everywhere in test configs).
-* JSON Web Tokens are not matched: example tokens fill test suites and documentation.
 
-Private key blocks span lines, so ``bot.review.secrets.redaction`` finds them itself.
+Private key blocks span lines, so ``bot.review.secrets.blocks`` finds them; tokens split
+over lines or base64-encoded are found by ``bot.review.secrets.wrapped``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.review.secrets.randomness import is_placeholder, looks_random
+from bot.review.secrets.randomness import is_placeholder, looks_random, shannon_entropy
+from bot.review.secrets.vendors import find_tokens
+
+#: (start, end, kind, reportable) of one secret in a text.
+Found = tuple[int, int, str, bool]
 
 
 @dataclass(frozen=True)
@@ -52,43 +57,59 @@ class SecretPattern:
     #: Whether a match is certain enough to be reported as a finding.
     report: Callable[[re.Match[str]], bool] | None = None
 
-    def kind_of(self, match: re.Match[str]) -> str | None:
-        return self.kind if self.classify is None else self.classify(match)
+    def find(self, text: str) -> Iterator[Found]:
+        for match in self.regex.finditer(text):
+            if not match.group(self.group):
+                continue
+            kind = self.kind if self.classify is None else self.classify(match)
+            if kind is None:
+                continue
+            report = self.report(match) if self.report is not None else True
+            yield (*match.span(self.group), kind, report)
 
 
-_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
+class VendorTokens:
+    """Every prefixed vendor token, one scan (see :mod:`bot.review.secrets.vendors`)."""
+
+    kind = "vendor token"
+
+    def find(self, text: str) -> Iterator[Found]:
+        for start, end, kind in find_tokens(text):
+            yield start, end, kind, True
+
+
+#: The last word before an assignment names a secret: ``pass``, ``passwd``, ``password``,
+#: ``pwd``, ``secret``, ``token``, ``key``, ``credential(s)``, ``auth``, with prefixes
+#: (``DB_PASS``, ``SIGNING_KEY``) and short suffixes (``secret_key_base``, ``token_v2``),
+#: then an optional closing quote (escaped, in JSON inside a string) or bracket.
 _SECRET_NAME = re.compile(
-    r"(?:api[_.\-]?key|apikey|secret|client[_.\-]?secret|access[_.\-]?token|auth[_.\-]?token"
-    r"""|api[_.\-]?token|password|passwd|private[_.\-]?key)[\]"'`]?[ \t]*:?$"""
+    r"(pass(?:wd|word|phrase)?|pwd|secret|token|key|credentials?|auth)"
+    r"""[a-z0-9]*(?:[_.\-][a-z0-9]+){0,2}[\]"'`\\]*[ \t]*:?$"""
 )
-_AWS_SECRET_NAME = re.compile(r"""aws[\w.\-]*secret[_.\-]?(?:access[_.\-]?)?key[\]"'`]?[ \t]*:?$""")
-# An assignment (`=`, `:=`, `:`, `=>`) of a value, quoted or not; what may follow the
-# value is checked in _assignment.
-_ASSIGNED_VALUE = re.compile(r"""(?:=>?|:)[ \t]*+(?:b?["'`])?([A-Za-z0-9+/=_\-.~!@#%^&*]{20,}+)""")
-_VALUE_END = frozenset("\"'` \t\r\n,;)")
+_PASSWORD_WORDS = ("pass", "pwd")
+#: Names that say the value is public or not a credential at all.
+_NOT_SECRET_NAME = re.compile(
+    r"public|pub_?key|(?:key|token)_?(?:id|name|type|file|path|size|len|length|count|url|"
+    r"uri|endpoint|field|prefix|format)s?\b|passthrough|bypass|compass|keyboard|monkey|turkey"
+)
+#: An SSH public key blob (``ssh-rsa``, ``ssh-ed25519``, ``ecdsa-…``) without its prefix.
+_SSH_PUBLIC_BLOB = ("AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh")
+_AWS_SECRET_NAME = re.compile(
+    r"""aws[\w.\-]*secret[_.\-]?(?:access[_.\-]?)?key[\]"'`\\]*[ \t]*:?$"""
+)
+# An assignment (`=`, `:=`, `:`, `=>`) of a value, quoted (also with escaped quotes) or
+# not; what may follow the value is checked in _assignment. "=", "&" and "?" end a value
+# (base64 padding aside): a URL's query string holds one assignment per parameter.
+_ASSIGNED_VALUE = re.compile(
+    r"""(?:=>?|:)[ \t]*+(?:b?\\*["'`])?([A-Za-z0-9+/_\-.~!@#%^*$]{8,}+={0,2})"""
+)
+_VALUE_END = frozenset("\"'` \t\r\n,;)}]\\&")
+_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][\w.]*\(?")
 _LOCAL_HOST = re.compile(
     r"@(?:localhost|127\.|0\.0\.0\.0|\[::1\]|[\w.-]*example\.(?:com|org|net)|host\b|[\w-]+:\d)",
     re.IGNORECASE,
 )
-
-
-def _after_token_boundary(match: re.Match[str]) -> bool:
-    """The match does not continue a longer word to its left."""
-    start = match.start()
-    return start == 0 or not _TOKEN_CHAR.match(match.string, start - 1)
-
-
-def _token(kind: str, max_len: int, bad_after: str) -> Callable[[re.Match[str]], str | None]:
-    """Classify a possessive token match: a whole word, not too long, and not followed by
-    a character that shows it is part of a longer identifier."""
-
-    def classify(match: re.Match[str]) -> str | None:
-        after = match.string[match.end() : match.end() + 1]
-        if len(match.group()) > max_len or (after and after in bad_after):
-            return None
-        return kind if _after_token_boundary(match) else None
-
-    return classify
 
 
 def _aws_key_id(match: re.Match[str]) -> str | None:
@@ -99,18 +120,35 @@ def _aws_key_id(match: re.Match[str]) -> str | None:
     return "AWS access key" if "EXAMPLE" not in match.group() else None
 
 
-def _sk_key(match: re.Match[str]) -> str | None:
-    body = match.group()[3:]
-    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
-    random_enough = mixed and sum(c.isdigit() for c in body) >= 3
-    return "API key" if random_enough and _token("", 220, "")(match) is not None else None
-
-
 def _name_before(match: re.Match[str]) -> str:
     """Up to 80 characters left of the assignment, on its line, lowercased."""
     start = match.start()
     line_start = match.string.rfind("\n", max(0, start - 80), start) + 1
     return match.string[max(line_start, start - 80) : start].lower()
+
+
+def _password_like(value: str) -> bool:
+    """A password: 8+ characters, not a placeholder, not a word or an identifier."""
+    if is_placeholder(value) or (
+        _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value)
+    ):
+        return False
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
+    return classes >= 3 or (classes == 2 and len(value) >= 12 and shannon_entropy(value) >= 3.0)
+
+
+def _random_hex(value: str) -> bool:
+    """A key written in hex (``SIGNING_KEY = "9f…"``): 32+ digits of high entropy."""
+    if not _HEX.fullmatch(value) or is_placeholder(value):
+        return False
+    return shannon_entropy(value) >= 3.3 and sum(c.isdigit() for c in value) >= 4
 
 
 def _assignment(match: re.Match[str]) -> str | None:
@@ -122,7 +160,14 @@ def _assignment(match: re.Match[str]) -> str | None:
     name = _name_before(match)
     if len(value) == 40 and _AWS_SECRET_NAME.search(name):
         return "AWS secret key" if "EXAMPLE" not in value and looks_random(value) else None
-    return "hard-coded secret" if _SECRET_NAME.search(name) and looks_random(value) else None
+    said = _SECRET_NAME.search(name)
+    if said is None or _NOT_SECRET_NAME.search(name, max(0, said.start() - 12)):
+        return None
+    if value.startswith(_SSH_PUBLIC_BLOB):
+        return None
+    if said.group(1).startswith(_PASSWORD_WORDS) and _password_like(value):
+        return "password"
+    return "hard-coded secret" if looks_random(value) or _random_hex(value) else None
 
 
 def _url_password(match: re.Match[str]) -> str | None:
@@ -131,38 +176,26 @@ def _url_password(match: re.Match[str]) -> str | None:
 
 
 def _url_password_reportable(match: re.Match[str]) -> bool:
-    return looks_random(match.group(1)) and not _LOCAL_HOST.match(match.string, match.end(1))
+    value = match.group(1)
+    random = looks_random(value) or (len(value) >= 8 and _password_like(value))
+    return random and not _LOCAL_HOST.match(match.string, match.end(1))
 
 
-# Quantifiers on token bodies are possessive (``{36,}+``) and the checks that follow a
-# body (its length, the character after it) live in the classifiers: a failed match
-# then never backtracks through a long run, so a scan stays linear even on hostile
-# input such as "sk-sk-sk-…" or a megabyte of "=".
-def _ours() -> list[SecretPattern]:
+def _ours() -> list[SecretPattern | VendorTokens]:
     return [
-        SecretPattern(
-            "GitHub token",
-            re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{40,}+"),
-            classify=_token("GitHub token", 255, "_-"),
-        ),
+        VendorTokens(),
         SecretPattern(
             "AWS access key",
             re.compile(r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
             classify=_aws_key_id,
         ),
         SecretPattern(
-            "Slack token",
-            re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}+"),
-            classify=_token("Slack token", 260, "_"),
-        ),
-        SecretPattern(
             "Slack webhook",
             re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/T[A-Za-z0-9_/]{20,}+"),
         ),
-        SecretPattern("API key", re.compile(r"sk-[A-Za-z0-9_\-]{32,}+"), classify=_sk_key),
         SecretPattern(
             "password in URL",
-            re.compile(r"://[^\s:/@?#'\"]++:([^\s:/@?#'\"{}$%<>]{3,}+)@"),
+            re.compile(r"://[^\s:/@?#'\"]*+:([^\s:/@?#'\"{}$%<>]{3,}+)@"),
             group=1,
             classify=_url_password,
             report=_url_password_reportable,
@@ -202,7 +235,8 @@ def _from_detect_secrets() -> list[SecretPattern]:
     return found
 
 
-OWN_PATTERNS: tuple[SecretPattern, ...] = tuple(_ours())
+Finder = SecretPattern | VendorTokens
+OWN_PATTERNS: tuple[Finder, ...] = tuple(_ours())
 
 #: Every prefix the detect-secrets patterns below start with: text without one cannot
 #: match them, so the library is imported only for text that might.
@@ -214,8 +248,13 @@ def _vendor_patterns() -> tuple[SecretPattern, ...]:
     return tuple(_from_detect_secrets())
 
 
-def patterns_for(text: str) -> tuple[SecretPattern, ...]:
+def patterns_for(text: str) -> tuple[Finder, ...]:
     """The patterns worth running on ``text``."""
     if _VENDOR_TRIGGER.search(text):
         return OWN_PATTERNS + _vendor_patterns()
     return OWN_PATTERNS
+
+
+def vendor_tokens(text: str) -> Iterator[Found]:
+    """Only the prefixed vendor tokens in ``text`` (for decoded or re-joined text)."""
+    yield from VendorTokens().find(text)

@@ -19,30 +19,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from bot.domain.diff import Diff, DiffLine, FileDiff, Hunk
+from bot.domain.diff import Diff, DiffLine, FileDiff, FileStatus, Hunk
 from bot.domain.results import Finding, Severity
+from bot.review.secrets.blocks import BASE64_RUN, KEY_MATERIAL, Span, bare_runs, digest, key_blocks
 from bot.review.secrets.patterns import patterns_for
-
-PRIVATE_KEY = "private key"
-#: Runs of bare base64 lines with no BEGIN/END in sight: the middle of a key, or a
-#: certificate. Redacted (the model gains nothing from them) but never reported.
-KEY_MATERIAL = "key material"
-
-_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
-_END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
-# A line of a PEM/OpenSSH body as it appears in files and source: base64, optional
-# RFC 1421 headers, wrapped in quotes, string escapes, commas or concatenation.
-_BODY_LINE = re.compile(
-    r"""[ \t"'`+,;]*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment):[^\n]*|)"""
-    r"""(?:\\n)?[ \t"'`+,;\\]*(?:\r?\n|\Z)"""
-)
-# Anchored on the newline, not on ``^``: ``re`` finds a literal fast, a class slowly.
-_BARE_RUN = re.compile(
-    r"""(?:\n[ \t"'`]*[A-Za-z0-9+/]{60,76}={0,2}(?:\\n)?[ \t"'`+,;]*(?=\r?\n|$)){3,}"""
-)
-_BARE_LINE = re.compile(r"""\n[ \t"'`]*[A-Za-z0-9+/]{60}""")
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}")
-_MAX_KEY_CHARS = 20_000
+from bot.review.secrets.wrapped import encoded_tokens, split_tokens
 
 
 @dataclass(frozen=True)
@@ -56,101 +37,25 @@ class SecretHit:
     report: bool = True
 
 
-@dataclass(frozen=True)
-class _Span:
-    start: int
-    end: int
-    kind: str
-    report: bool
-    #: Short hash of the secret, for stable fingerprints; never the secret.
-    digest: str
+def _pattern_spans(text: str) -> list[Span]:
+    return [
+        Span(start, end, kind, report, digest(text[start:end]))
+        for pattern in patterns_for(text)
+        for start, end, kind, report in pattern.find(text)
+    ]
 
 
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _key_blocks(text: str) -> list[_Span]:
-    spans: list[_Span] = []
-    paired_ends: set[int] = set()
-    begin = _BEGIN.search(text)
-    while begin is not None:
-        following = _BEGIN.search(text, begin.end())
-        # The END of this key comes before the next BEGIN (bounding the search keeps a
-        # text of many markers linear).
-        limit = min(begin.end() + _MAX_KEY_CHARS, following.start() if following else len(text))
-        end = _END.search(text, begin.end(), limit)
-        if end is not None:
-            stop = end.end()
-            paired_ends.add(end.start())
-        else:
-            # Truncated (a window or hunk that ends inside the key): the body lines after.
-            nl = text.find("\n", begin.end())
-            stop = len(text) if nl < 0 else nl + 1
-            while nl >= 0 and (line := _BODY_LINE.match(text, stop)) and line.end() > stop:
-                stop = line.end()
-        body = text[begin.end() : stop]
-        if _BASE64_RUN.search(body):
-            # A marker without base64 after it is code that parses PEM, not a key.
-            spans.append(_Span(begin.start(), stop, PRIVATE_KEY, True, _digest(body)))
-        while following is not None and following.start() < stop:
-            following = _BEGIN.search(text, following.end())
-        begin = following
-    # An END whose BEGIN lies before the scanned text: the key lines just above it.
-    for end in _END.finditer(text):
-        if end.start() in paired_ends:
-            continue
-        start = cursor = text.rfind("\n", 0, end.start()) + 1
-        while cursor > 0:
-            prev = text.rfind("\n", 0, cursor - 1) + 1
-            if _BODY_LINE.fullmatch(text, prev, cursor) is None:
-                break
-            start = cursor = prev
-        if _BASE64_RUN.search(text, start, end.start()):
-            secret = text[start : end.end()]
-            spans.append(_Span(start, end.end(), PRIVATE_KEY, True, _digest(secret)))
-    return spans
-
-
-def _bare_runs(text: str) -> list[_Span]:
-    # Prefixing "\n" lets the first line start a run; offsets shift back by one. The
-    # run regex is slow to scan with, so it only runs where a long base64 line starts.
-    shifted = "\n" + text
-    spans: list[_Span] = []
-    pos = 0
-    while (line := _BARE_LINE.search(shifted, pos)) is not None:
-        run = _BARE_RUN.match(shifted, line.start())
-        if run is None:
-            pos = line.end()
-            continue
-        spans.append(_Span(run.start(), run.end() - 1, KEY_MATERIAL, False, ""))
-        pos = run.end()
-    return spans
-
-
-def _pattern_spans(text: str) -> list[_Span]:
-    spans: list[_Span] = []
-    for pattern in patterns_for(text):
-        for match in pattern.regex.finditer(text):
-            secret = match.group(pattern.group)
-            kind = pattern.kind_of(match) if secret else None
-            if kind is None:
-                continue
-            report = pattern.report(match) if pattern.report is not None else True
-            start, end = match.span(pattern.group)
-            spans.append(_Span(start, end, kind, report, _digest(secret)))
-    return spans
-
-
-def _scan(text: str) -> list[_Span]:
+def _scan(text: str) -> list[Span]:
     """Non-overlapping secret spans, in order; on overlap the earlier/longer one wins."""
-    spans: list[_Span] = []
+    spans: list[Span] = []
     if "PRIVATE KEY" in text:
-        spans.extend(_key_blocks(text))
-    spans.extend(_bare_runs(text))
+        spans.extend(key_blocks(text))
+    spans.extend(bare_runs(text))
     spans.extend(_pattern_spans(text))
+    spans.extend(split_tokens(text))
+    spans.extend(encoded_tokens(text))
     spans.sort(key=lambda s: (s.start, -(s.end - s.start)))
-    kept: list[_Span] = []
+    kept: list[Span] = []
     for span in spans:
         if kept and span.start < kept[-1].end:
             last = kept[-1]
@@ -176,7 +81,7 @@ def _covered(piece: str, placeholder: str) -> str:
     return placeholder + ("\r" if piece.endswith("\r") else "")
 
 
-def _apply(text: str, spans: list[_Span]) -> str:
+def _apply(text: str, spans: list[Span]) -> str:
     parts: list[str] = []
     pos = 0
     for span in spans:
@@ -211,6 +116,11 @@ def redact_text(text: str) -> tuple[str, list[SecretHit]]:
     return _apply(text, spans), hits
 
 
+def redact_path(path: str) -> str:
+    """A file name as the model may see it: a token in it is redacted too."""
+    return redact_text(path)[0] if path else path
+
+
 def _hunk_text(hunk: Hunk) -> str:
     return "\n".join(line.text for line in hunk.lines)
 
@@ -219,7 +129,7 @@ def _redact_section(section: str) -> str:
     """git names a hunk after the nearest column-0 line above it: inside a private key
     that is a bare base64 line, which no pattern catches without its BEGIN line."""
     text = redact_text(section)[0]
-    for run in _BASE64_RUN.findall(text):
+    for run in BASE64_RUN.findall(text):
         if any(c.isdigit() for c in run) and run.lower() != run and run.upper() != run:
             return f"[REDACTED:{KEY_MATERIAL}]"
     return text
@@ -248,10 +158,10 @@ def redact_diff(diff: Diff) -> Diff:
     return Diff(files)
 
 
-def _finding(path: str, line: DiffLine, span: _Span) -> Finding:
+def _finding(path: str, line: DiffLine, span: Span, where: str = "on this line") -> Finding:
     assert line.new_no is not None
     body = (
-        f"A {span.kind} appears to be committed on this line. Treat it as leaked: revoke "
+        f"A {span.kind} appears to be committed {where}. Treat it as leaked: revoke "
         "or rotate it now, then remove it from the change (and from the history if it was "
         "pushed) and load it from the environment or a secret store instead. GitNeural "
         "redacted it before the review and does not repeat it here."
@@ -271,10 +181,21 @@ def _finding(path: str, line: DiffLine, span: _Span) -> Finding:
     )
 
 
+def _name_findings(file: FileDiff) -> list[Finding]:
+    """A secret in the name of an added or renamed file, reported on its first new line."""
+    first = next((ln for h in file.hunks for ln in h.lines if ln.kind == "+"), None)
+    if first is None or (file.old_path == file.path and file.status != FileStatus.ADDED):
+        return []
+    spans = [s for s in _scan(file.path) if s.report]
+    return [_finding(file.path, first, s, "in this file's name") for s in spans]
+
+
 def secret_findings(diff: Diff) -> list[Finding]:
-    """A ``critical`` finding for each reportable secret on an added line."""
+    """A ``critical`` finding for each reportable secret on an added line (or in the
+    name of a file the change adds)."""
     findings: list[Finding] = []
     for file in diff.files:
+        findings += _name_findings(file)
         seen: set[tuple[int, str]] = set()
         for hunk in file.hunks:
             text = _hunk_text(hunk)
@@ -290,3 +211,18 @@ def secret_findings(diff: Diff) -> list[Finding]:
                 seen.add((added[0].new_no or 0, span.kind))
                 findings.append(_finding(file.path, added[0], span))
     return findings
+
+
+def secret_notes(title: str, description: str) -> list[str]:
+    """What the review's summary says of secrets in the change's title or description
+    (a pull request's, or the commit messages of a local change): no line to comment on."""
+    notes = []
+    for where, text in (("title", title), ("description or commit messages", description)):
+        kinds = sorted({hit.kind for hit in redact_text(text)[1] if hit.report})
+        if kinds:
+            notes.append(
+                f"Secret committed: a {', a '.join(kinds)} appears in the change's {where}. "
+                "Treat it as leaked and revoke or rotate it; GitNeural redacted it before the "
+                "review and does not repeat it here."
+            )
+    return notes
