@@ -356,8 +356,9 @@ def test_a_3000_file_diff_is_scanned_quickly(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     print(f"redact_diff + secret_findings: {added:,} lines in {elapsed:.2f} s")
     assert findings == []
-    # Generous for a loaded CI machine; measured ~0.5 s on an idle one.
-    assert elapsed < 8
+    # A hang detector, not a speed test (bench_secrets measures the throughput): a scan
+    # that grew with the square of the 180,000 lines would take hours, not a minute.
+    assert elapsed < 60
 
 
 @pytest.mark.parametrize(
@@ -376,5 +377,7 @@ def test_a_3000_file_diff_is_scanned_quickly(tmp_path: Path) -> None:
 def test_pathological_input_is_linear(text: str) -> None:
     started = time.perf_counter()
     out, _ = redact_text(text)
-    assert time.perf_counter() - started < 3
+    # Backtracking on these inputs takes hours; a linear scan well under a second on an
+    # idle machine. The bound leaves room for a loaded one and still catches the first.
+    assert time.perf_counter() - started < 30
     assert out.count("\n") == text.count("\n")
