@@ -300,7 +300,9 @@ def test_a_50_mb_blob_is_read_in_a_bounded_slice(repo: pygit2.Repository) -> Non
 
     started = time.monotonic()
     out = call(big, "read_file", path="huge.log")
-    assert time.monotonic() - started < 10
+    # A hang detector: bench_tools measures a window's cost; a read that redacted or
+    # split the whole 50 MB on every call took minutes under load.
+    assert time.monotonic() - started < 60
     assert len(out.encode()) <= big.limits.max_bytes
     lines = out.splitlines()
     assert lines[0].startswith("huge.log: lines 1-") and lines[0].endswith(" of 524,288")
