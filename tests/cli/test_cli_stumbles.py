@@ -158,7 +158,7 @@ def test_argparse_mistakes_are_one_line_naming_the_help(planted: Path) -> None:
         (["db", "current"], "schema revision"),
         (["usage"], "one record per installation"),
         (["serve"], "GITHUB_WEBHOOK_SECRET"),
-        (["serve"], "default 8000"),
+        (["serve"], "else 8000"),
         (["review"], "KIMI_API_KEY"),
     ],
 )

@@ -45,7 +45,9 @@ SCRIPTS = (
 
 
 def _read(name: str) -> str:
-    return (files("workers.schedule.protocol") / "lua" / f"{name}.lua").read_text(encoding="utf-8")
+    # This module's own package (``workers.schedule.protocol``), where ``lua/`` ships.
+    package = __name__.rpartition(".")[0]
+    return (files(package) / "lua" / f"{name}.lua").read_text(encoding="utf-8")
 
 
 @cache
