@@ -45,7 +45,7 @@ SCRIPTS = (
 
 
 def _read(name: str) -> str:
-    # This module's own package (``workers.schedule.protocol``), where ``lua/`` ships.
+    # This module's own package, where ``lua/`` ships.
     package = __name__.rpartition(".")[0]
     return (files(package) / "lua" / f"{name}.lua").read_text(encoding="utf-8")
 
