@@ -64,6 +64,10 @@ SERVER_SETTINGS: Final[tuple[ServerSetting, ...]] = (
                   "`gitneural setup`; kept for reference, unused)."),
     ServerSetting("GITHUB_CLIENT_SECRET", "", "The App's OAuth client secret (written by "
                   "`gitneural setup`; kept for reference, unused).", secret=True),
+    ServerSetting("GITNEURAL_ALLOW_INSECURE_GITHUB", "false", "Allow `GITHUB_API_URL` over "
+                  "plain `http://` to a host other than loopback (every request carries a "
+                  "token): only for a GitHub Enterprise Server without TLS on a network you "
+                  "trust.", kind="bool"),
     ServerSetting("GITNEURAL_BOT_LOGIN", "asked of GitHub", "The App's bot account, "
                   "`<slug>[bot]`: deliveries it causes are ignored."),
     # -- the model -----------------------------------------------------------------------
@@ -117,8 +121,10 @@ SERVER_SETTINGS: Final[tuple[ServerSetting, ...]] = (
                   kind="int", group=_QUEUE),
     ServerSetting("GITNEURAL_WORKER_HOST", "the host name", "This worker host's name, for "
                   "routing repositories to their mirrors.", group=_QUEUE),
-    ServerSetting("GITNEURAL_INSTALLATION_CONCURRENCY", "0 (3/4 of the review threads)",
-                  "Reviews one installation may run at once.", kind="int", group=_QUEUE),
+    ServerSetting("GITNEURAL_INSTALLATION_CONCURRENCY", "0 (fair share)",
+                  "Reviews one installation may run at once, whoever else waits (unset: all "
+                  "threads when alone, 3/4 of them while another installation has work).",
+                  kind="int", group=_QUEUE),
     ServerSetting("GITNEURAL_SCHEDULE", "fair", "fair (installations take turns) or fifo.",
                   group=_QUEUE),
     ServerSetting("GITNEURAL_TASK_SOFT_TIME_LIMIT", "1800", "Seconds before a review is "
