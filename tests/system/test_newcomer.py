@@ -21,6 +21,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -171,13 +172,13 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
             browser.find_element("id", "continue").click()
             browser.find_element("id", "register").click()
             # GitHub's page (the fake's): the manifest's permissions, then "Create".
-            assert browser.title == "Create GitHub App"
+            _arrive(browser, "Create GitHub App")
             assert "contents: read" in browser.find_element("id", "permissions").text
             browser.find_element("id", "create").click()
-            assert browser.title == "GitNeural is registered"
+            _arrive(browser, "GitNeural is registered")
             browser.save_screenshot(str(artifacts_dir() / "setup-registered.png"))
             browser.find_element("id", "install").click()
-            assert browser.title == f"Install {gh.store.app_slug}"
+            _arrive(browser, f"Install {gh.store.app_slug}")
         _, err = setup.communicate(timeout=30)
     finally:
         if setup.poll() is None:
@@ -215,3 +216,16 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     assert "settings from" in served.log() and str(settings) in served.log()
     [comment] = review["comments"]
     assert comment["path"] == "people.py" and SUGGESTION in comment["body"]
+
+
+def _arrive(browser: Any, title: str) -> None:
+    """Wait for the page a click submits to load: a click returns before the browser has
+    navigated, so reading the title at once races the form's submission."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(browser, 30).until(lambda b: b.title == title)
+    except TimeoutException:
+        pass
+    assert browser.title == title
