@@ -293,7 +293,7 @@ def test_open_repo_discovers_upward_and_refuses_plain_dirs(tmp_path: Path) -> No
     (tmp_path / "plain").mkdir()
     with pytest.raises(GitError, match=r"not a git repository: .*plain"):
         open_repo(tmp_path / "plain")
-    with pytest.raises(GitError, match="no such directory: .*missing"):
+    with pytest.raises(GitError, match=r"no such directory: .*missing"):
         open_repo(tmp_path / "missing")
 
 

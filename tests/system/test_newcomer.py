@@ -13,6 +13,7 @@ in a copy of the repository as git knows it):
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import signal
@@ -21,8 +22,8 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -224,8 +225,6 @@ def _arrive(browser: Any, title: str) -> None:
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    try:
+    with contextlib.suppress(TimeoutException):  # the assertion below says what came
         WebDriverWait(browser, 30).until(lambda b: b.title == title)
-    except TimeoutException:
-        pass
     assert browser.title == title
