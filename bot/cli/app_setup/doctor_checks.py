@@ -46,8 +46,12 @@ def model_rows() -> Iterator[Row]:
         yield Row("model", False, str(exc), "fix the setting it names")
         return
     if not llm.api_key:
-        yield Row("model key", False, "KIMI_API_KEY is not set",
-                  "set KIMI_API_KEY (or MOONSHOT_API_KEY) to a Moonshot API key")  # fmt: skip
+        yield Row(
+            "model key",
+            False,
+            "KIMI_API_KEY is not set",
+            "set KIMI_API_KEY (or MOONSHOT_API_KEY) to a Moonshot API key",
+        )
         return
     yield Row("model key", True, "set")
     where = f"{llm.model} at {llm.base_url}"
@@ -112,8 +116,12 @@ def github_rows() -> Iterator[Row]:
             yield Row("installations", True, f"{len(installations)}: {', '.join(accounts)}")
         else:
             where = f"{page}/installations/new" if page else "the App's page"
-            yield Row("installations", False, "the App is installed on no account",
-                      f"install it on repositories: {where}")  # fmt: skip
+            yield Row(
+                "installations",
+                False,
+                "the App is installed on no account",
+                f"install it on repositories: {where}",
+            )
     yield from _webhook_rows(probe)
 
 
@@ -129,15 +137,26 @@ def _webhook_rows(probe: object) -> Iterator[Row]:
         return
     url = str(config.get("url") or "none")
     if not local:
-        yield Row("webhook secret", False, "GITHUB_WEBHOOK_SECRET is not set",
-                  "set it to the App's webhook secret (gitneural setup writes it)")  # fmt: skip
+        yield Row(
+            "webhook secret",
+            False,
+            "GITHUB_WEBHOOK_SECRET is not set",
+            "set it to the App's webhook secret (gitneural setup writes it)",
+        )
     elif not config.get("secret"):
-        yield Row("webhook secret", False, "GitHub sends deliveries unsigned (the App has "
-                  "no webhook secret)", "set the same secret in the App's settings → Webhook "
-                  "secret")  # fmt: skip
+        yield Row(
+            "webhook secret",
+            False,
+            "GitHub sends deliveries unsigned (the App has no webhook secret)",
+            "set the same secret in the App's settings → Webhook secret",
+        )
     elif len(local) < 16:
-        yield Row("webhook secret", False, "GITHUB_WEBHOOK_SECRET is shorter than 16 characters",
-                  "use a long random secret, here and in the App's settings")  # fmt: skip
+        yield Row(
+            "webhook secret",
+            False,
+            "GITHUB_WEBHOOK_SECRET is shorter than 16 characters",
+            "use a long random secret, here and in the App's settings",
+        )
     else:
         yield Row("webhook secret", True, "set here and on GitHub")
     yield Row("webhook URL", True, url)
@@ -156,12 +175,18 @@ def queue_rows() -> Iterator[Row]:
     except GitNeuralError:
         yield Row("broker", False, "not checked: fix the settings above first")
     else:
-        yield _probe("broker", broker_text(settings),
-                     lambda: health.check_broker(create_publisher(settings), settings),
-                     "start the broker, or fix GITNEURAL_BROKER_URL")  # fmt: skip
-        yield _probe("state store", "Redis" if settings.state_url else "SQLite",
-                     lambda: health.check_state_store(settings),
-                     "start Redis, or fix GITNEURAL_STATE_URL")  # fmt: skip
+        yield _probe(
+            "broker",
+            broker_text(settings),
+            lambda: health.check_broker(create_publisher(settings), settings),
+            "start the broker, or fix GITNEURAL_BROKER_URL",
+        )
+        yield _probe(
+            "state store",
+            "Redis" if settings.state_url else "SQLite",
+            lambda: health.check_state_store(settings),
+            "start Redis, or fix GITNEURAL_STATE_URL",
+        )
     url = database_url(os.environ)
 
     def ping() -> None:
@@ -172,8 +197,9 @@ def queue_rows() -> Iterator[Row]:
         finally:
             store.close()
 
-    yield _probe("store", redacted_url(url), ping,
-                 "start the database, or fix GITNEURAL_DATABASE_URL")  # fmt: skip
+    yield _probe(
+        "store", redacted_url(url), ping, "start the database, or fix GITNEURAL_DATABASE_URL"
+    )
 
 
 def _probe(name: str, what: str, check: Callable[[], object], fix: str) -> Row:

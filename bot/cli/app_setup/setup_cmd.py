@@ -110,8 +110,10 @@ def run_setup(args: argparse.Namespace) -> int:
     state.callback_url = f"{page}/callback"
     state.github = web_url(args.github_url)
     state.organization, state.webhook_url = args.organization, args.webhook_url
-    print(f"gitneural setup: open {page}/ in a browser to register the GitHub App "
-          "(Ctrl-C to stop)", flush=True)  # fmt: skip
+    print(
+        f"gitneural setup: open {page}/ in a browser to register the GitHub App (Ctrl-C to stop)",
+        flush=True,
+    )
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
     thread.start()
     try:

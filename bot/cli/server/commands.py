@@ -162,12 +162,23 @@ def run_serve(args: argparse.Namespace) -> int:
         *(["-" + "v" * args.verbose] if args.verbose else []),
     ]
     children = {
-        "web": [*base, "serve", "--no-worker", "--child", "--host", args.host,
-                "--port", str(args.port), "--workers", str(args.workers),
-                "--threads", str(args.threads)],
+        "web": [
+            *base,
+            "serve",
+            "--no-worker",
+            "--child",
+            "--host",
+            args.host,
+            "--port",
+            str(args.port),
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+        ],
         "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
         "fast worker": [*base, "worker", "-Q", FAST_QUEUES, "-c", str(FAST_CONCURRENCY)],
-    }  # fmt: skip
+    }
     return supervise(children, settings.shutdown_grace + _EXIT_MARGIN)
 
 

@@ -61,15 +61,19 @@ class Child:
         now = time.monotonic()
         self.quick_exits = self.quick_exits + 1 if now - self.started < QUICK else 1
         if self.quick_exits >= MAX_QUICK_EXITS:
-            print(f"gitneural: error: the {self.name} process exited with {code} "
-                  f"{self.quick_exits} times in a row soon after starting; stopping",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"gitneural: error: the {self.name} process exited with {code} "
+                f"{self.quick_exits} times in a row soon after starting; stopping",
+                file=sys.stderr,
+            )
             return False
         pause = min(MAX_PAUSE, FIRST_PAUSE * 2 ** (self.quick_exits - 1))
         pause = pause if self.quick_exits > 1 else 0.0
-        print(f"gitneural: warning: the {self.name} process exited with {code}; "
-              f"starting it again{f' in {pause:.0f} s' if pause else ''}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"gitneural: warning: the {self.name} process exited with {code}; "
+            f"starting it again{f' in {pause:.0f} s' if pause else ''}",
+            file=sys.stderr,
+        )
         self.proc, self.restart_at = None, now + pause
         return True
 

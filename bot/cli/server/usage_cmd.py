@@ -115,19 +115,36 @@ def render_text(month: str, lines: list[Line]) -> str:
     out = [f"Model usage in {month} (budgets reset on {resets})"]
     if not lines:
         return out[0] + "\nNo usage recorded.\n"
-    table: list[tuple[str, ...]] = [("installation", "repository", "prompt", "cached",
-              "completion", "tokens",
-              "requests", "budget", "share")]  # fmt: skip
+    table: list[tuple[str, ...]] = [
+        (
+            "installation",
+            "repository",
+            "prompt",
+            "cached",
+            "completion",
+            "tokens",
+            "requests",
+            "budget",
+            "share",
+        )
+    ]
     for line in lines:
         c = line.counts
-        table.append((
-            str(line.installation_id), line.repo or "(all repositories)",
-            *(f"{c[k]:,}" for k in _COLUMNS), _budget(line), _share(line),
-        ))  # fmt: skip
+        table.append(
+            (
+                str(line.installation_id),
+                line.repo or "(all repositories)",
+                *(f"{c[k]:,}" for k in _COLUMNS),
+                _budget(line),
+                _share(line),
+            )
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
-        cells = [cell.ljust(w) if i in (0, 1, 7) else cell.rjust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))]  # fmt: skip
+        cells = [
+            cell.ljust(w) if i in (0, 1, 7) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
         out.append("  ".join(cells).rstrip())
     return "\n".join(out) + "\n"
 
@@ -143,8 +160,9 @@ def render_json(month: str, lines: list[Line]) -> str:
     for line in lines:
         entry = {**line.counts, "budget": limit(line), "share": line.share}
         if line.repo is None:
-            installations.append({"installation_id": line.installation_id, **entry,
-                                  "repositories": []})  # fmt: skip
+            installations.append(
+                {"installation_id": line.installation_id, **entry, "repositories": []}
+            )
         else:
             installations[-1]["repositories"].append({"repository": line.repo, **entry})
     resets = month_start(next_month(month)).isoformat()
@@ -155,15 +173,30 @@ def render_json(month: str, lines: list[Line]) -> str:
 def render_csv(month: str, lines: list[Line]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["month", "installation_id", "repository", *_COLUMNS, "budget_tokens",
-                     "budget_scope", "share"])  # fmt: skip
+    writer.writerow(
+        [
+            "month",
+            "installation_id",
+            "repository",
+            *_COLUMNS,
+            "budget_tokens",
+            "budget_scope",
+            "share",
+        ]
+    )
     for line in lines:
         share = "" if line.share is None else f"{line.share:.6f}"
-        writer.writerow([
-            month, line.installation_id, line.repo or "*", *(line.counts[k] for k in _COLUMNS),
-            line.limit.monthly_tokens if line.limit else "", line.limit.label if line.limit else "",
-            share,
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                month,
+                line.installation_id,
+                line.repo or "*",
+                *(line.counts[k] for k in _COLUMNS),
+                line.limit.monthly_tokens if line.limit else "",
+                line.limit.label if line.limit else "",
+                share,
+            ]
+        )
     return buffer.getvalue()
 
 
