@@ -15,7 +15,7 @@ import pytest
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.paths import FIXTURES
 from tests.support.planted import INVENTED_EVIDENCE, ORIGINAL, PLANTED, PLANTED_BUG
-from tests.support.repos import commit, make_repo, stage
+from tests.support.repos import commit, make_repo
 
 GITNEURAL = str(Path(sys.executable).parent / "gitneural")
 SARIF_SCHEMA = FIXTURES / "sarif" / "sarif-schema-2.1.0.json"
@@ -41,14 +41,6 @@ def run_cli(
 
 def stub_env(stub: K3Stub) -> dict[str, str]:
     return {"KIMI_API_KEY": stub.api_key, "KIMI_BASE_URL": stub.base_url}
-
-
-@pytest.fixture
-def planted(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path / "repo")
-    commit(repo, {"people.py": ORIGINAL, "README.md": "people\n"}, "initial")
-    stage(repo, {"people.py": PLANTED})
-    return tmp_path / "repo"
 
 
 def submit(arguments: dict[str, Any] | str = SUBMISSION) -> Reply:

@@ -11,19 +11,11 @@ import pytest
 
 from tests.cli.test_cli_review import run_cli, stub_env, submit
 from tests.fakes.k3 import K3Stub
-from tests.support.planted import ORIGINAL, PLANTED
-from tests.support.repos import commit, make_repo, stage
+from tests.support.planted import PLANTED
+from tests.support.repos import commit, stage
 from tests.support.silent_server import SilentServer
 
 FAKE_KEY = "-".join(["sk", "cli", "test"])
-
-
-@pytest.fixture
-def planted(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path / "repo")
-    commit(repo, {"people.py": ORIGINAL, "README.md": "people\n"}, "initial")
-    stage(repo, {"people.py": PLANTED})
-    return tmp_path / "repo"
 
 
 def _one_line(stderr: str) -> str:

@@ -23,8 +23,7 @@ from tests.fakes.k3 import K3Stub
 from tests.support.hook import submit as hook_submit
 from tests.support.job_world import REPO, job_world, submit
 from tests.support.paths import ROOT
-from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
-from tests.support.repos import commit, make_repo, stage
+from tests.support.planted import PLANTED_BUG
 
 #: The server's stack, by the name it is imported as.
 SERVER = frozenset(
@@ -69,14 +68,6 @@ def _probe(
     assert tail, done.stderr
     rc_text, _, loaded = tail[-1].removeprefix("RC ").partition(" SERVER ")
     return int(rc_text), [m for m in loaded.split(",") if m], done.stdout + done.stderr
-
-
-@pytest.fixture
-def planted(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path / "repo")
-    commit(repo, {"people.py": ORIGINAL, "README.md": "people\n"}, "initial")
-    stage(repo, {"people.py": PLANTED})
-    return tmp_path / "repo"
 
 
 def test_the_dry_run_and_init_load_no_server_package(planted: Path) -> None:
