@@ -9,14 +9,10 @@ changes that setting alone.
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import json
-import typing
-from dataclasses import dataclass
-from typing import Any
+from bot.config import CONFIG_FILE
+from bot.render.config_reference import Setting, sections
 
-from bot.config import CONFIG_FILE, Config
+__all__ = ["default_settings_file", "sections"]
 
 HEADER = f"""\
 # {CONFIG_FILE}: GitNeural's settings for this repository.
@@ -27,76 +23,17 @@ HEADER = f"""\
 """
 
 
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: Any
-    #: The ``#:`` comment above the field, joined into one paragraph ("" if none).
-    doc: str
+def _plain(text: str) -> str:
+    """A definition's comment as plain text for a TOML comment."""
+    return text.replace("``", "`")
 
 
-@dataclass(frozen=True)
-class Section:
-    name: str
-    doc: str
-    settings: tuple[Setting, ...]
-
-
-def _field_docs(cls: type[Any]) -> dict[str, str]:
-    """Each field's ``#:`` comment lines, read from the class's source."""
-    docs: dict[str, str] = {}
-    pending: list[str] = []
-    for raw in inspect.getsource(cls).splitlines():
-        line = raw.strip()
-        if line.startswith("#:"):
-            pending.append(line[2:].strip())
-            continue
-        name, colon, _ = line.partition(":")
-        is_field = colon and name.isidentifier() and not line.startswith(("def ", "class "))
-        if is_field and pending:
-            docs[name] = " ".join(pending)
-        pending = []
-    return docs
-
-
-def _doc(comment: str, hint: Any) -> str:
-    """The comment as plain text, and the values a setting takes when they are few."""
-    text = comment.replace("``", "`")
-    if typing.get_origin(hint) is typing.Literal:
-        text = f"{text} One of: {', '.join(typing.get_args(hint))}.".strip()
-    return text
-
-
-def sections() -> tuple[Section, ...]:
-    """Every section of the settings file and every setting in it, with its default."""
-    found: list[Section] = []
-    defaults = Config()
-    for part in dataclasses.fields(Config):
-        value = getattr(defaults, part.name)
-        cls = type(value)
-        docs = _field_docs(cls)
-        hints = typing.get_type_hints(cls)
-        settings = tuple(
-            Setting(f.name, getattr(value, f.name), _doc(docs.get(f.name, ""), hints[f.name]))
-            for f in dataclasses.fields(cls)
-        )
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        if doc.startswith(f"{cls.__name__}("):
-            doc = ""  # the signature dataclasses give a class without a docstring
-        found.append(Section(part.name, doc.replace("``", "`"), settings))
-    return tuple(found)
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    raise TypeError(f"no TOML form for {value!r}")  # pragma: no cover
+def _doc(setting: Setting) -> str:
+    """The setting's comment, and the values it takes when they are few."""
+    if setting.kind.startswith("one of "):
+        choices = setting.kind.removeprefix("one of ").replace("`", "")
+        return f"{_plain(setting.description)} One of: {choices}.".strip()
+    return _plain(setting.description)
 
 
 def _comment(text: str, width: int = 88) -> list[str]:
@@ -118,9 +55,9 @@ def default_settings_file() -> str:
     out = [HEADER.rstrip("\n")]
     for section in sections():
         out.append("")
-        out += _comment(section.doc)
+        out += _comment(_plain(section.description))
         out.append(f"[{section.name}]")
         for setting in section.settings:
-            out += _comment(setting.doc)
-            out.append(f"# {setting.name} = {toml_value(setting.default)}")
+            out += _comment(_doc(setting))
+            out.append(f"# {setting.name} = {setting.default}")
     return "\n".join(out) + "\n"
