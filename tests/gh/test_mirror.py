@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,6 +124,84 @@ def test_concurrent_fetches_into_one_mirror_take_turns(gh: FakeGitHub, cache: Mi
     assert (len(failed), len(fetched)) == (1, 1)
     assert failed[0].transient is True
     assert target(fetched[0], "refs/pull/1/head") == gh.head_sha(REPO, 1)
+
+
+def _hold_lock(cache: MirrorCache, gh: FakeGitHub) -> int:
+    """Take the mirror's lock as another worker would (its own open file: flock locks
+    belong to the open file, so the cache's own open waits for it)."""
+    path = cache.path_for(1, gh.clone_url(REPO))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _fetch_together(
+    gh: FakeGitHub, cache: MirrorCache, ref_lists: list[list[str]]
+) -> list[pygit2.Repository | MirrorError]:
+    """Fetch each list of refs from its own thread while the lock is held elsewhere, then
+    free the lock: every request is waiting when the first can fetch."""
+    fd = _hold_lock(cache, gh)
+    results: list[pygit2.Repository | MirrorError | None] = [None] * len(ref_lists)
+    started = threading.Barrier(len(ref_lists) + 1)
+
+    def worker(i: int) -> None:
+        started.wait()
+        try:
+            results[i] = fetch(gh, cache, ref_lists[i])
+        except MirrorError as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(ref_lists))]
+    try:
+        for t in threads:
+            t.start()
+        started.wait()
+        time.sleep(0.5)  # every thread is past its barrier and waiting on the lock
+    finally:
+        os.close(fd)
+    for t in threads:
+        t.join(timeout=30)
+    assert all(r is not None for r in results), "a fetch never returned"
+    return [r for r in results if r is not None]
+
+
+def _fetches(gh: FakeGitHub) -> int:
+    """Fetches that reached GitHub: each opens with one ref advertisement asked without
+    credentials (libgit2 sends the token when GitHub asks for it)."""
+    git = gh.requests("GET", f"/{REPO}.git/info/refs", kind="git")
+    return len([r for r in git if r.auth == "anonymous"])
+
+
+def test_requests_waiting_for_a_mirror_together_are_fetched_as_one(
+    gh: FakeGitHub, cache: MirrorCache
+) -> None:
+    for i in range(5):
+        gh.push(REPO, f"topic-{i}", {f"t{i}.py": f"t = {i}\n"})
+        gh.create_pull(REPO, head=f"topic-{i}")
+    numbers = range(1, 7)
+    results = _fetch_together(gh, cache, [[f"refs/pull/{n}/head", "main"] for n in numbers])
+    assert _fetches(gh) == 1  # six pull requests, one fetch
+    for n, mirror in zip(numbers, results, strict=True):
+        assert isinstance(mirror, pygit2.Repository)
+        assert target(mirror, f"refs/pull/{n}/head") == gh.head_sha(REPO, n)
+
+
+def test_a_batch_fails_together_and_a_missing_ref_fails_only_its_request(
+    gh: FakeGitHub, cache: MirrorCache
+) -> None:
+    gh.fail("GET", f"/{REPO}.git/info/refs", status=503, times=1)
+    failed = _fetch_together(gh, cache, [["refs/pull/1/head"], ["main"]])
+    assert [type(r) for r in failed] == [MirrorNetworkError, MirrorNetworkError]
+    assert all(isinstance(r, MirrorError) and r.transient for r in failed)
+    mixed = _fetch_together(gh, cache, [["refs/pull/1/head"], ["refs/heads/gone"]])
+    assert _fetches(gh) == 2
+    assert isinstance(mixed[0], pygit2.Repository)
+    assert target(mixed[0], "refs/pull/1/head") == gh.head_sha(REPO, 1)
+    assert isinstance(mixed[1], MirrorNotFoundError) and "refs/heads/gone" in str(mixed[1])
+    # A request arriving when nothing runs fetches at once, in a batch of its own.
+    assert target(fetch(gh, cache, ["main"]), "refs/heads/main") == gh.branch_sha(REPO, "main")
+    assert _fetches(gh) == 3
 
 
 def test_a_lock_held_by_another_process_makes_the_fetch_wait(

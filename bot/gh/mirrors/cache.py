@@ -3,7 +3,8 @@
 The code of a pull request comes by git, not by the API: no per-file requests and no
 300-file diff limit. There is one mirror per (installation, repository), so one
 installation's objects and refs are never read on behalf of another; a file lock keeps
-two workers from fetching into one mirror at once. Fetches are incremental (only the
+two workers from fetching into one mirror at once, and requests that wait for it together
+are fetched as one (:mod:`bot.gh.mirrors.batches`). Fetches are incremental (only the
 refs asked for, negotiated against what the mirror already has).
 
 The installation token goes to libgit2 through the credentials callback only: never into
@@ -28,6 +29,7 @@ import pygit2
 from bot.errors import GitError
 from bot.gh.api.hosts import api_host_matches
 from bot.gh.mirrors import lru as mirror_lru
+from bot.gh.mirrors.batches import Batch, FetchBatches
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: libgit2 has no network timeouts unless told; a hung GitHub must not hang a worker.
@@ -143,6 +145,8 @@ class MirrorCache:
         #: ``GITNEURAL_MIRROR_MAX_BYTES``: least recently used mirrors not in use are
         #: evicted after each fetch and each use (:mod:`bot.gh.mirrors.lru`).
         self.max_bytes = max_bytes
+        #: Requests for one mirror that arrive while it is being fetched go together.
+        self._batches = FetchBatches()
         _set_network_timeouts()
 
     @contextmanager
@@ -194,32 +198,55 @@ class MirrorCache:
         wanted = _full_refs(refs)
         name = "/".join(path.parts[-2:]).removesuffix(".git")
         path.parent.mkdir(parents=True, exist_ok=True)
-        with self._locked(path.with_name(path.name + ".lock")):
-            repo = self._open(path)
-            remote = repo.remotes.create_anonymous(clone_url)
-            try:
-                remote.fetch([f"+{r}:{r}" for r in wanted], callbacks=_TokenCallbacks(token))
-                heads = {head.name for head in remote.list_heads(connect=False)}
-            except _TokenRejected:
-                raise MirrorAuthError(
-                    f"GitHub refused the installation token for {name}: mint a new one"
-                ) from None
-            except pygit2.GitError as exc:
-                reason = str(exc)
-                if len(token) >= 8:  # libgit2 never echoes it; this is belt and braces
-                    reason = reason.replace(token, "***")
-                raise _classify(str(exc))(f"cannot fetch {name}: {reason}") from None
-            missing = [ref for ref in wanted if ref not in heads]
-            for ref in missing:
-                # A ref GitHub no longer has (a deleted branch) must not be read stale.
-                if ref in repo.references:
-                    repo.references.delete(ref)
-            if missing:
-                raise MirrorNotFoundError(
-                    f"{name} has no {', '.join(missing)}: the branch or pull request is gone"
-                )
-            self.enforce_cap()  # this mirror is locked: only others can go
+        batch, leads = self._batches.join(path, wanted)
+        if leads:
+            self._fetch_batch(path, batch, clone_url, token, name)
+        else:
+            batch.done.wait()
+        if batch.error is not None:
+            # Each request raises its own exception: the leader's carries its traceback.
+            raise type(batch.error)(str(batch.error)) from None
+        if batch.heads is None:
+            raise MirrorNetworkError(f"the fetch of {name} this request joined did not finish")
+        missing = [ref for ref in wanted if ref not in batch.heads]
+        if missing:
+            raise MirrorNotFoundError(
+                f"{name} has no {', '.join(missing)}: the branch or pull request is gone"
+            )
         return pygit2.Repository(str(path))
+
+    def _fetch_batch(self, path: Path, batch: Batch, clone_url: str, token: str, name: str) -> None:
+        """Fetch every ref of ``batch`` under the mirror's lock (the leader's token: the
+        mirror is the installation's, so is every token of the batch)."""
+        try:
+            with self._locked(path.with_name(path.name + ".lock")):
+                wanted = self._batches.close(path, batch)
+                repo = self._open(path)
+                remote = repo.remotes.create_anonymous(clone_url)
+                try:
+                    remote.fetch([f"+{r}:{r}" for r in wanted], callbacks=_TokenCallbacks(token))
+                    heads = {h.name for h in remote.list_heads(connect=False) if h.name}
+                except _TokenRejected:
+                    raise MirrorAuthError(
+                        f"GitHub refused the installation token for {name}: mint a new one"
+                    ) from None
+                except pygit2.GitError as exc:
+                    reason = str(exc)
+                    if len(token) >= 8:  # libgit2 never echoes it; this is belt and braces
+                        reason = reason.replace(token, "***")
+                    raise _classify(str(exc))(f"cannot fetch {name}: {reason}") from None
+                for ref in wanted:
+                    # A ref GitHub no longer has (a deleted branch) must not be read stale.
+                    if ref not in heads and ref in repo.references:
+                        repo.references.delete(ref)
+                batch.heads = heads
+                self.enforce_cap()  # this mirror is locked: only others can go
+        except MirrorError as exc:
+            batch.error = exc
+            raise
+        finally:
+            self._batches.close(path, batch)  # a lock never taken ends the batch too
+            batch.done.set()
 
     @staticmethod
     def _open(path: Path) -> pygit2.Repository:

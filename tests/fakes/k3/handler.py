@@ -34,6 +34,10 @@ class RecordedRequest:
     #: Earlier assistant messages found exactly as the stub sent them.
     assistant_checked: int = 0
     usage: dict[str, Any] | None = None
+    #: ``time.monotonic()`` when the request's body was read and when the last byte of
+    #: the answer was written: the model's own time, as a benchmark's ideal needs it.
+    received: float = 0.0
+    answered: float | None = None
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -125,10 +129,11 @@ class StubHandler(BaseHTTPRequestHandler):
             self._send_json(200, {"queued": True})
             return
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"}
-        rec = RecordedRequest("POST", self.path, headers, raw)
+        rec = RecordedRequest("POST", self.path, headers, raw, received=time.monotonic())
         self.stub.record(rec)
         try:
             self._chat(rec, raw)
+            rec.answered = time.monotonic()
         except StubError as exc:
             self._error(rec, ErrorReply(exc.status, exc.type, exc.message))
         except (BrokenPipeError, ConnectionResetError):
