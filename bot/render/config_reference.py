@@ -103,6 +103,8 @@ def _kind(hint: Any) -> str:
         return "a whole number >= 0"
     if hint is float:
         return "a number > 0"
+    if get_origin(hint) is list and get_args(hint) != (str,):
+        return "a list of tables (`[[section.key]]`), each described above"
     if get_origin(hint) is list:
         return "a list of strings"
     raise TypeError(f"no words for a setting of type {hint!r}")
