@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
 from bot.cli.review_output import exit_code, render, review_and_report, write_report
+from bot.config import trusted_config
 from bot.domain.results import Severity
 from bot.envvars import data_dir
 from bot.errors import ConfigError, GitHubError, UsageError
@@ -35,7 +36,7 @@ from bot.render.progress import ProgressLine
 from bot.usecases.context import TOKEN_INSTALLATION, JobContext
 from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job
-from bot.usecases.review.steps import fetch_mirror
+from bot.usecases.review.steps import fetch_mirror, read_threads_and_issues
 
 #: GitHub's own name rules, so nothing else (``..``, ``%2e``, a slash) reaches a URL path:
 #: an owner is letters, digits and single hyphens inside, at most 39 characters; a
@@ -163,6 +164,11 @@ def _print(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:
         last_reviewed=None,
         incremental=False,
     )
+    # The issues it closes: one GraphQL query (a read), one REST read per issue only its
+    # description names.
+    config = trusted_config(pc.change.trusted, args.config)
+    gh = ctx.github(TOKEN_INSTALLATION)
+    _, pc.change.linked_issues = read_threads_and_issues(gh, pull, config, threads=False)
     return review_and_report(pc.change, args)
 
 

@@ -5,9 +5,9 @@ The Celery task calls :func:`run_review_job` and acts on what comes back: a
 ``retry_after`` in seconds or None) for faults worth retrying later: model overload, 5xx
 and network faults, GitHub rate limits, a mirror that could not be fetched.
 
-The steps, and the GitHub requests they make (seven in all when a review is posted, for
-a PR of any size, whether GitNeural reviewed it before or not, plus one per linked issue
-GitHub's links did not carry; the token is minted once an hour):
+The steps, and the GitHub requests they make (six in all when a review is posted, for
+a PR of any size, seven once GitNeural reviewed it before, plus at most one per issue
+the PR says it closes; the token is minted once an hour):
 
 0. a ``/review`` comment: the commenter's permission (1, kept ten minutes by the
    process) — without write access: ``skipped``, with nothing posted (a read-only
@@ -17,10 +17,12 @@ GitHub's links did not carry; the token is minted once an hour):
    automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
 3. fetch base, head and default branch into the mirror by git; settings from the
    default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
-4. check run ``in_progress`` (1); the PR's threads and the issues it closes, read
-   before the model in one GraphQL query per 100 threads (threads after an earlier
-   review only; the issues unless ``[walkthrough] linked_issues`` is off), plus one REST
-   read per issue only the description names (at most 3); review the change with K3;
+4. check run ``in_progress`` (1); the PR's threads and the issues it closes
+   (:func:`~bot.usecases.review.steps.read_threads_and_issues`), read before the model:
+   one GraphQL query per 100 threads after an earlier review, which carries GitHub's
+   closing links too; on a first review that query only when the description names an
+   issue GitHub links; one REST read per named issue the query did not carry (at most 3
+   issues); review the change with K3;
    before posting, ``still_current`` and a fresh read of the PR (1): closed or moved on,
    nothing posted;
 5. what the PR's earlier threads say (:mod:`bot.usecases.review.memory`, on the threads

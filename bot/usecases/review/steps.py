@@ -19,10 +19,10 @@ from bot.domain.walkthrough import LinkedIssue
 from bot.effort import Effort
 from bot.errors import StoreError
 from bot.gh.api.errors import github_errors
-from bot.gh.linked_issues import linked_issues
+from bot.gh.linked_issues import described_issues, linked_issues
 from bot.gh.mirrors.cache import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
-from bot.gh.threads import ReviewThread, read_pull_threads
+from bot.gh.threads import ClosingIssue, ReviewThread, read_pull_threads
 from bot.git.repo import snapshot_at
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
@@ -148,21 +148,30 @@ def read_threads_and_issues(
     on_401: Callable[[], None] | None = None,
 ) -> tuple[list[ReviewThread] | None, list[LinkedIssue]]:
     """The PR's review threads (when ``threads``: GitNeural reviewed it before) and the
-    issues it closes (``[walkthrough] linked_issues``), in one GraphQL query, plus one
-    REST read per issue only its description names; no request when neither is wanted."""
+    issues it closes (``[walkthrough] linked_issues``), for one request per linked issue
+    at most: GitHub's links ride on the threads query when there is one; otherwise they
+    are asked for only when the description names an issue and GitHub links it (a pull
+    request into the default branch); any issue the description names that GitHub's
+    links did not carry is read by REST. Without threads and issues, no request."""
     settings = config.walkthrough
     issues = issues and settings.enabled and settings.linked_issues
-    if not threads and not issues:
-        return None, []
-    found = read_pull_threads(
-        gh, pull.repo, pull.number, threads=threads, issues=issues, on_401=on_401
-    )
+    described = described_issues(pull.body, pull.repo) if issues else []
+    linked_by_github = bool(described) and pull.base_ref == pull.default_branch
+    ask_github = issues and (threads or linked_by_github)
+    if not threads and not ask_github:
+        closing: list[ClosingIssue] = []
+        found = None
+    else:
+        found = read_pull_threads(
+            gh, pull.repo, pull.number, threads=threads, issues=ask_github, on_401=on_401
+        )
+        closing = found.closing
     linked = (
-        linked_issues(gh, pull.repo, pull.body, found.closing, pr_number=pull.number, on_401=on_401)
+        linked_issues(gh, pull.repo, pull.body, closing, pr_number=pull.number, on_401=on_401)
         if issues
         else []
     )
-    return (found.threads if threads else None), linked
+    return (found.threads if threads and found is not None else None), linked
 
 
 def repository_learnings(ctx: JobContext, pull: PullInfo) -> list[Learning]:
