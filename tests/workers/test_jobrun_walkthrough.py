@@ -105,7 +105,7 @@ def test_issues_named_for_another_branch_are_read_by_rest_and_never_another_repo
 def test_after_a_review_the_threads_query_carries_the_sidebar_links(tmp_path: Path) -> None:
     with job_world(tmp_path) as w:
         w.stub.push(submit(PLANTED_BUG))
-        first, calls = _run(w)
+        _, calls = _run(w)
         assert calls == TODAY  # no issue named: no request more than before
         issue = w.gh.create_issue(REPO, title="Adults at 18", body="Linked by hand.")
         w.gh.link_issue(REPO, w.number, issue)
