@@ -55,9 +55,7 @@ def _review(d: Deployment, number: int, action: str) -> tuple[str, str]:
     [(status, review_id, _)] = outcomes(d.worker, delivery)
     assert status == "posted"
     [review] = [r for r in w.reviews(number) if str(r["id"]) == review_id]
-    [request] = [
-        r for r in w.stub.chat_requests[before:] if "submit_review" in tool_names(r.body)
-    ]
+    [request] = [r for r in w.stub.chat_requests[before:] if "submit_review" in tool_names(r.body)]
     return str(review["body"]), user_message(request.body)
 
 
