@@ -71,6 +71,8 @@ def test_the_whole_subset_is_accepted_and_normalised() -> None:
         ("sequenceDiagram\nA->>B: hi\nend", "end without a block"),
         ("sequenceDiagram\nopt x\nA->>B: hi\nelse y\nend", "else outside alt"),
         ("sequenceDiagram\nA->>+B: hi", "a participant left active"),
+        ("sequenceDiagram\nxa->>+B: hi\nB-->>-xa: ok", "before an id starting with x"),
+        ("sequenceDiagram\nnote->>B: hi", "note is a Mermaid keyword"),
         ("sequenceDiagram\nA->>B: hi\ndeactivate B", "B deactivated while inactive"),
         ("sequenceDiagram\nA->>B: hi\nparticipant A", "declared twice or after use"),
         ("sequenceDiagram\nautonumber\nautonumber\nA->>B: x", "autonumber twice"),

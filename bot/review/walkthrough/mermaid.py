@@ -9,14 +9,15 @@ any diagram with one line outside it (never posted broken):
 - ``participant ID`` / ``actor ID``, optionally ``as Label``;
 - messages ``A->>B: text`` with the arrows ``->``, ``-->``, ``->>``, ``-->>``, ``-x``,
   ``--x``, ``-)``, ``--)``, optionally ``+`` (activate the target) or ``-`` (deactivate
-  the sender) before the target;
+  the sender) before the target (not before an id starting with ``x``: Mermaid reads
+  ``-x`` as an arrow);
 - ``activate ID`` / ``deactivate ID``, each balanced;
 - ``Note left of|right of|over ID[,ID]: text``;
 - blocks ``loop|alt|opt|par|critical|break text`` … ``end``, with ``else`` inside ``alt``
   and ``and`` inside ``par``, properly nested;
 - blank lines and ``%%`` comments (but no ``%%{…}%%`` directive: it reconfigures Mermaid).
 
-Ids are ``[A-Za-z_][A-Za-z0-9_]*``; label and message text is one line without ``;``,
+Ids are ``[A-Za-z_][A-Za-z0-9_]*`` and none of Mermaid's keywords (:data:`RESERVED`); label and message text is one line without ``;``,
 ``#``, ``<``, ``>``, braces, backticks or ``:`` in labels (Mermaid reads ``;`` as a line
 break and ``#…;`` as an entity, and GitHub's sanitiser would mangle HTML), and at most
 :data:`MAX_TEXT` characters. A diagram has at most :data:`MAX_LINES` lines,
@@ -32,6 +33,12 @@ MAX_PARTICIPANTS = 12
 MAX_TEXT = 120
 
 _ID = r"[A-Za-z_][A-Za-z0-9_]*"
+#: Words Mermaid's lexer reads as keywords wherever they stand: never an id (any case).
+RESERVED = frozenset(
+    """participant actor as activate deactivate note end loop alt else opt par and critical
+    option break rect autonumber title left right of over box create destroy links link
+    properties details sequencediagram acctitle accdescr""".split()
+)
 _TEXT = r"[^;#<>{}`\n]*"
 _ARROW = r"(?:-->>|->>|-->|->|--x|-x|--\)|-\))"
 _PARTICIPANT = re.compile(rf"(participant|actor)\s+({_ID})(?:\s+as\s+([^;#<>{{}}`:\n]+))?")
@@ -89,6 +96,8 @@ class _State:
         self.autonumber = False
 
     def _use(self, name: str) -> None:
+        if name.lower() in RESERVED:
+            raise DiagramError(f"{name} is a Mermaid keyword, not an id")
         self.participants.add(name)
         if len(self.participants) > MAX_PARTICIPANTS:
             raise DiagramError(f"over {MAX_PARTICIPANTS} participants")
@@ -125,6 +134,9 @@ class _State:
             self._use(m.group(2))
             return True
         if m := _MESSAGE.fullmatch(line):
+            if m.group(2) == "-" and m.group(3).startswith("x"):
+                # Mermaid's lexer reads ``-x`` there as the cross arrow.
+                raise DiagramError("a deactivation before an id starting with x")
             self._use(m.group(1))
             self._use(m.group(3))
             self._text(m.group(4))
