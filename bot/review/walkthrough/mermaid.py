@@ -17,11 +17,12 @@ any diagram with one line outside it (never posted broken):
   and ``and`` inside ``par``, properly nested;
 - blank lines and ``%%`` comments (but no ``%%{…}%%`` directive: it reconfigures Mermaid).
 
-Ids are ``[A-Za-z_][A-Za-z0-9_]*`` and none of Mermaid's keywords (:data:`RESERVED`); label and message text is one line without ``;``,
-``#``, ``<``, ``>``, braces, backticks or ``:`` in labels (Mermaid reads ``;`` as a line
-break and ``#…;`` as an entity, and GitHub's sanitiser would mangle HTML), and at most
-:data:`MAX_TEXT` characters. A diagram has at most :data:`MAX_LINES` lines,
-:data:`MAX_PARTICIPANTS` participants and at least one message.
+Ids are ``[A-Za-z_][A-Za-z0-9_]*`` and none of Mermaid's keywords (:data:`RESERVED`);
+label and message text is one line without ``;``, ``#``, ``<``, ``>``, braces, backticks
+or ``:`` in labels (Mermaid reads ``;`` as a line break and ``#…;`` as an entity, and
+GitHub's sanitiser would mangle HTML), and at most :data:`MAX_TEXT` characters. A
+diagram has at most :data:`MAX_LINES` lines, :data:`MAX_PARTICIPANTS` participants and
+at least one message.
 """
 
 from __future__ import annotations
@@ -35,9 +36,41 @@ MAX_TEXT = 120
 _ID = r"[A-Za-z_][A-Za-z0-9_]*"
 #: Words Mermaid's lexer reads as keywords wherever they stand: never an id (any case).
 RESERVED = frozenset(
-    """participant actor as activate deactivate note end loop alt else opt par and critical
-    option break rect autonumber title left right of over box create destroy links link
-    properties details sequencediagram acctitle accdescr""".split()
+    {
+        "participant",
+        "actor",
+        "as",
+        "activate",
+        "deactivate",
+        "note",
+        "end",
+        "loop",
+        "alt",
+        "else",
+        "opt",
+        "par",
+        "and",
+        "critical",
+        "option",
+        "break",
+        "rect",
+        "autonumber",
+        "title",
+        "left",
+        "right",
+        "of",
+        "over",
+        "box",
+        "create",
+        "destroy",
+        "links",
+        "link",
+        "properties",
+        "details",
+        "sequencediagram",
+        "acctitle",
+        "accdescr",
+    }
 )
 _TEXT = r"[^;#<>{}`\n]*"
 _ARROW = r"(?:-->>|->>|-->|->|--x|-x|--\)|-\))"
