@@ -5,9 +5,10 @@ pull request is read with one API request (and the issues it closes with at most
 each, :func:`~bot.usecases.review.steps.read_threads_and_issues`) and its code fetched by
 git into the mirror cache the App uses (``$GITNEURAL_DATA_DIR/token-mirrors``); settings
 and instructions come from its repository's default branch (or ``--config``). The
-review is printed like any CLI review and nothing is written to GitHub. ``--post`` hands the pull request to
-the App's job runner instead, which posts exactly what the App would (one review, found
-again by its marker if it is already there) and the review is printed as well.
+review is printed like any CLI review and nothing is written to GitHub. ``--post``
+hands the pull request to the App's job runner instead, which posts exactly what the App
+would (one review, found again by its marker if it is already there) and the review is
+printed as well.
 """
 
 from __future__ import annotations
