@@ -19,10 +19,15 @@ installation token, minted once an hour, left out)
   answers, read by the review before, are kept ten minutes by the process, and not read
   again.
 
+- (issue 21) a first review of a PR that says it closes issues: two that GitHub links
+  (carried by one GraphQL query), and three named in the description of a PR into
+  another branch, which GitHub does not link (read one REST request each).
+
 Budget: issue 12, at most 8 calls per review with 0 and with 30 earlier threads, however
 many findings a push fixed (up to 25 in one request); with 👎 givers other than the author
 not judged in the last ten minutes, 8 plus their permission reads, at most 3 (and, since
-issue 19, one read each for the author and the resolvers, once per ten minutes).
+issue 19, one read each for the author and the resolvers, once per ten minutes). Issue 21:
+plus one per linked issue the GraphQL query did not carry.
 """
 
 from __future__ import annotations
@@ -62,11 +67,14 @@ class Case:
     write: bool = True
     #: Measure the review after the first push's (the same givers, their answers kept).
     again: bool = False
+    #: Issues the PR says it closes (first review only), and whether GitHub links them.
+    issues: int = 0
+    carried: bool = True
 
 
-def _calls(w: World, trigger: str) -> list[tuple[str, str]]:
+def _calls(w: World, trigger: str, **job: object) -> list[tuple[str, str]]:
     w.reset_calls()
-    outcome = run_review_job(w.job(trigger), w.ctx)
+    outcome = run_review_job(w.job(trigger, **job), w.ctx)
     if outcome.status not in ("posted", "nothing-new"):
         raise AssertionError(f"the review ended {outcome.status}: {outcome.detail}")
     return w.api_calls()
@@ -110,6 +118,8 @@ def _earlier_threads(w: World, case: Case) -> None:
 def _measure(root: Path, case: Case) -> int:
     with job_world(root, base_files={"rules.py": RULES}, pr_files={"rules.py": BROKEN}) as w:
         w.gh.push(REPO, "feature", {"people.py": ORIGINAL.replace("age >= 18", "age > 18")})
+        if case.threads == 0 and case.issues:
+            return _linked(w, case)
         if case.threads == 0:
             w.stub.push(submit(PLANTED_BUG))
             return len(_calls(w, "opened"))
@@ -151,6 +161,32 @@ def _measure(root: Path, case: Case) -> int:
         return len(calls)
 
 
+def _linked(w: World, case: Case) -> int:
+    """A first review of a PR closing ``case.issues`` issues: into the default branch
+    (GitHub links them) or into another (the description names them, read by REST)."""
+    numbers = [
+        w.gh.create_issue(REPO, title=f"Bug {n}", body=f"Steps for bug {n}.")
+        for n in range(case.issues)
+    ]
+    body = "Tightens the check. " + ", ".join(f"Fixes #{n}" for n in numbers)
+    number = w.number
+    if case.carried:
+        w.gh.edit_pull(REPO, number, body=body)
+    else:
+        w.gh.push(REPO, "release", {"README.md": "# app, release\n"})
+        number = w.gh.create_pull(REPO, head="feature", base="release", title="Fix", body=body)
+    w.stub.push(submit(PLANTED_BUG))
+    calls = _calls(w, "opened", pr_number=number, head_sha=w.gh.head_sha(REPO, number))
+    rest = sum(1 for _, path in calls if "/issues/" in path)
+    graphql = calls.count(("POST", "/graphql"))
+    if (rest, graphql) != ((0, 1) if case.carried else (case.issues, 0)):
+        raise BenchmarkError(f"{rest} issue reads and {graphql} GraphQL queries")
+    [chat] = w.stub.chat_requests
+    if not all(f"Steps for bug {n}." in str(chat.body["messages"]) for n in range(case.issues)):
+        raise BenchmarkError("an issue is missing from the prompt")
+    return len(calls)
+
+
 def run(quick: bool = False) -> list[Row]:
     n = THREADS
     github_schema()  # the fake's own start-up, not GitNeural's
@@ -168,6 +204,8 @@ def run(quick: bool = False) -> list[Row]:
             write=False,
             again=True,
         ),
+        Case("first review, a PR closing 2 issues GitHub links", 0, issues=2),
+        Case("first review, a PR into another branch naming 3 issues", 0, issues=3, carried=False),
     ]
     for case in cases:
         with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
@@ -176,6 +214,7 @@ def run(quick: bool = False) -> list[Row]:
         scope_reads = 0 if case.again or not case.threads else 1 + (0 if case.fixed else 1)
         budget = CALLS_BUDGET + scope_reads
         budget += 0 if case.again else min(case.givers, MAX_PERMISSION_READS)
+        budget += 0 if case.carried else case.issues  # issue 21: one per uncarried issue
         rows.append(
             row(
                 f"GitHub API calls per review, {case.label}",

@@ -59,6 +59,27 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class PathInstruction:
+    """One ``[[review.path_instructions]]`` table: ``text`` shown to the model when the
+    change touches a path matching one of ``paths`` (globs, ``**`` spans directories)."""
+
+    paths: tuple[str, ...]
+    text: str
+
+
+#: Instruction files other tools' users already keep, read next to AGENTS.md.
+DEFAULT_INSTRUCTIONS: tuple[str, ...] = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".github/copilot-instructions.md",
+    "CONTRIBUTING.md",
+)
+
+#: Where the path-scoped instruction files are (Copilot's, then Cursor's).
+SCOPED_INSTRUCTION_DIRS: tuple[str, ...] = (".github/instructions", ".cursor/rules")
+
+
 @dataclass
 class ReviewSettings:
     """What a review reads, what it sends to K3, and how much it reports."""
@@ -79,8 +100,16 @@ class ReviewSettings:
     #: Sent as ``max_completion_tokens``; K3's reasoning counts against it.
     max_completion_tokens: int = 32_768
     #: Repository instructions read from the trusted revision, in this order.
-    instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
-    #: Characters of those instructions kept, at most, all files together.
+    instructions: list[str] = field(default_factory=lambda: list(DEFAULT_INSTRUCTIONS))
+    #: Also read the path-scoped instruction files, shown only when the change touches a
+    #: file they apply to: ``.github/instructions/*.instructions.md`` (front matter
+    #: ``applyTo``) and ``.cursor/rules/*.mdc`` (front matter ``globs``).
+    scoped_instructions: bool = True
+    #: Instructions for some paths only: ``[[review.path_instructions]]`` tables of
+    #: ``paths`` (a list of globs) and ``text``, shown when the change touches a match.
+    path_instructions: list[PathInstruction] = field(default_factory=list)
+    #: Characters of all those instructions kept, at most, all files together; what is
+    #: cut is said in the review's summary.
     instructions_max_chars: int = 12_000
     #: Grow each hunk to its enclosing function or class.
     expand_context: bool = True
@@ -159,12 +188,27 @@ class ConversationSettings:
 
 
 @dataclass
+class WalkthroughSettings:
+    """The walkthrough that opens a pull request's review: what the change does, its
+    files, where to look hardest, the linked issues; later reviews say what changed."""
+
+    #: Ask K3 for the walkthrough (in the same request as the findings).
+    enabled: bool = True
+    #: A Mermaid sequence diagram when the change alters how components call each other.
+    diagram: bool = False
+    #: Read the issues the pull request closes (at most 3, same repository) and say
+    #: whether the change addresses each.
+    linked_issues: bool = True
+
+
+@dataclass
 class Config:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     hook: HookSettings = field(default_factory=HookSettings)
     github: GitHubSettings = field(default_factory=GitHubSettings)
     conversation: ConversationSettings = field(default_factory=ConversationSettings)
+    walkthrough: WalkthroughSettings = field(default_factory=WalkthroughSettings)
 
     def ignore_globs(self) -> list[str]:
         base = list(DEFAULT_IGNORES) if self.review.default_ignores else []
@@ -204,11 +248,32 @@ def _check_value(key: str, value: Any, hint: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise ConfigError(f"{key} must be a number > 0, not {value!r}")
         return float(value)
+    if origin is list and get_args(hint) == (PathInstruction,):
+        return _path_instructions(key, value)
     if origin is list:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{key} must be a list of strings, not {value!r}")
         return list(value)
     raise AssertionError(f"unhandled setting type {hint!r}")  # pragma: no cover
+
+
+def _path_instructions(key: str, value: Any) -> list[PathInstruction]:
+    shape = f"{key} must be a list of tables with paths (a list of globs) and text"
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ConfigError(f"{shape}, not {value!r}")
+    found = []
+    for index, table in enumerate(value):
+        where = f"{key}[{index}]"
+        unknown = set(table) - {"paths", "text"}
+        if unknown:
+            raise ConfigError(f"unknown key {where}.{sorted(unknown)[0]} (known keys: paths, text)")
+        paths, text = table.get("paths"), table.get("text")
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+            raise ConfigError(f"{where}.paths must be a non-empty list of globs, not {paths!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"{where}.text must be a non-empty string, not {text!r}")
+        found.append(PathInstruction(tuple(paths), text))
+    return found
 
 
 def _keys(cls: type[Any]) -> set[str]:

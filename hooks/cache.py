@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot import __version__
-from bot.config import Config
+from bot.config import SCOPED_INSTRUCTION_DIRS, Config
 from bot.domain.change import Change
 from bot.domain.diff import Diff
 from bot.domain.results import ReviewResult
@@ -87,6 +87,7 @@ def cache_key(
     settings = {
         "review": dataclasses.asdict(config.review),
         "agent": dataclasses.asdict(config.agent),
+        "walkthrough": dataclasses.asdict(config.walkthrough),
     }
     part("key", KEY_VERSION.encode())
     part("gitneural", __version__.encode())
@@ -99,6 +100,11 @@ def cache_key(
     for name in config.review.instructions:
         blob = change.trusted.read(name) if change.trusted is not None else None
         part(f"instructions {name}", b"\xff" if blob is None else b"=" + blob)
+    if config.review.scoped_instructions and change.trusted is not None:
+        for folder in SCOPED_INSTRUCTION_DIRS:
+            for entry in change.trusted.list_dir(folder):
+                blob = change.trusted.read(f"{folder}/{entry.name}")
+                part(f"scoped {folder}/{entry.name}", b"\xff" if blob is None else b"=" + blob)
     part("diff", diff_bytes(change.diff))
     return sha.hexdigest()
 

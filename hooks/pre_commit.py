@@ -154,6 +154,9 @@ def _review_target(
     policy = options.policy(HookSettings())
     try:
         config = trusted_config(change.trusted, options.config)
+        # Someone is waiting to commit their own change: no walkthrough of it (it would
+        # cost completion tokens, and time, for what the author already knows).
+        config.walkthrough.enabled = False
         policy = options.policy(config.hook)
         settings = LLMSettings.from_env(
             env,

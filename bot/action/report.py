@@ -24,6 +24,7 @@ from bot.render.github import ICONS, code_span, coverage_text, severity_counts, 
 from bot.render.sanitize import sanitize_inline, sanitize_markdown
 from bot.render.sarif import render_sarif
 from bot.render.text import render_text
+from bot.render.walkthrough import walkthrough_markdown
 from bot.text import printable
 
 _MAX_LISTED = 100
@@ -110,6 +111,8 @@ def review_summary(posted: Posted, result: ReviewResult, scope: str) -> str:
     lines = ["## GitNeural review", "", f"{link}: {counts}.", ""]
     if result.summary.strip():
         lines += [sanitize_markdown(result.summary, limit=_SUMMARY_LIMIT), ""]
+    if result.walkthrough is not None:
+        lines += [walkthrough_markdown(result.walkthrough, collapsible=False), ""]
     lines += [_finding_line(f) for f in findings[:_MAX_LISTED]]
     if len(findings) > _MAX_LISTED:
         lines.append(f"- … and {len(findings) - _MAX_LISTED} more")

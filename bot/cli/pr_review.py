@@ -1,12 +1,14 @@
 """``gitneural review --pr URL|OWNER/REPO#N``: review any pull request from a terminal.
 
 With a token (``GITHUB_TOKEN``, or ``GH_TOKEN``: ``GITHUB_TOKEN=$(gh auth token)``) the
-pull request is read with one API request and its code fetched by git into the mirror
-cache the App uses (``$GITNEURAL_DATA_DIR/token-mirrors``); settings and instructions
-come from its repository's default branch (or ``--config``). The review is printed like
-any CLI review and nothing is written to GitHub. ``--post`` hands the pull request to
-the App's job runner instead, which posts exactly what the App would (one review, found
-again by its marker if it is already there) and the review is printed as well.
+pull request is read with one API request (and the issues it closes with at most one
+each, :func:`~bot.usecases.review.steps.read_threads_and_issues`) and its code fetched by
+git into the mirror cache the App uses (``$GITNEURAL_DATA_DIR/token-mirrors``); settings
+and instructions come from its repository's default branch (or ``--config``). The
+review is printed like any CLI review and nothing is written to GitHub. ``--post``
+hands the pull request to the App's job runner instead, which posts exactly what the App
+would (one review, found again by its marker if it is already there) and the review is
+printed as well.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
 from bot.cli.review_output import exit_code, render, review_and_report, write_report
+from bot.config import trusted_config
 from bot.domain.results import Severity
 from bot.envvars import data_dir
 from bot.errors import ConfigError, GitHubError, UsageError
@@ -35,7 +38,7 @@ from bot.render.progress import ProgressLine
 from bot.usecases.context import TOKEN_INSTALLATION, JobContext
 from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job
-from bot.usecases.review.steps import fetch_mirror
+from bot.usecases.review.steps import fetch_mirror, read_threads_and_issues
 
 #: GitHub's own name rules, so nothing else (``..``, ``%2e``, a slash) reaches a URL path:
 #: an owner is letters, digits and single hyphens inside, at most 39 characters; a
@@ -163,6 +166,11 @@ def _print(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:
         last_reviewed=None,
         incremental=False,
     )
+    # The issues it closes: one GraphQL query (a read), one REST read per issue only its
+    # description names.
+    config = trusted_config(pc.change.trusted, args.config)
+    gh = ctx.github(TOKEN_INSTALLATION)
+    _, pc.change.linked_issues = read_threads_and_issues(gh, pull, config, threads=False)
     return review_and_report(pc.change, args)
 
 

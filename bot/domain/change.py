@@ -10,10 +10,11 @@ or HEAD), never from the change itself.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.domain.diff import Diff
+from bot.domain.walkthrough import LinkedIssue
 
 EntryKind = Literal["file", "dir", "symlink", "submodule"]
 
@@ -63,3 +64,6 @@ class Change:
     description: str = ""
     head_sha: str | None = None
     base_sha: str | None = None
+    #: Issues of the same repository the change says it closes (untrusted, like the
+    #: description).
+    linked_issues: list[LinkedIssue] = field(default_factory=list)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bot.domain.diff import Side
+from bot.domain.walkthrough import Walkthrough
 from bot.usage import Usage
 
 
@@ -106,6 +107,8 @@ class ReviewResult:
     dropped: list[tuple[Finding, str]] = field(default_factory=list)
     #: Ids of the repository's learnings the prompt could not show (over the cap).
     learnings_left_out: list[int] = field(default_factory=list)
+    #: What the change is (``[walkthrough] enabled``), when K3 wrote a usable one.
+    walkthrough: Walkthrough | None = None
 
     def unquoted(self) -> int:
         """How many findings were dropped because the code they quote is not there."""

@@ -6,6 +6,11 @@ query answers with each thread's id (``PRRT_…``, what ``resolveReviewThread`` 
 resolved and outdated state, where it is, and its comments with their authors, oldest
 first. Comment ids are the REST ids (``fullDatabaseId``; ``databaseId`` is deprecated).
 
+The same query carries, when asked (``$issues``), the issues the pull request closes
+(``closingIssuesReferences``, first page only): the review reads them before the model
+runs, at no request of their own; on a first review, with no thread to read (``$threads``
+false), that is the query's only business.
+
 The same query reads what a review needs to stay quiet: who resolved each thread
 (``resolvedBy`` is a ``User``: null when a bot, GitNeural included, resolved it) and the
 people who reacted 👎 to each thread's first comment (``reactionGroups``, read on the
@@ -31,10 +36,20 @@ MAX_PAGES = 30
 REVIEW_THREADS = document(
     "ReviewThreads",
     """
-query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+query ReviewThreads(
+  $owner: String!
+  $name: String!
+  $number: Int!
+  $after: String
+  $threads: Boolean = true
+  $issues: Boolean = false
+) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
-      reviewThreads(first: 100, after: $after) {
+      closingIssuesReferences(first: 3) @include(if: $issues) {
+        nodes { number title body repository { nameWithOwner } }
+      }
+      reviewThreads(first: 100, after: $after) @include(if: $threads) {
         pageInfo { hasNextPage endCursor }
         nodes {
           id
@@ -202,6 +217,41 @@ def _thread(node: dict[str, Any]) -> ReviewThread:
     )
 
 
+@dataclass(frozen=True)
+class ClosingIssue:
+    """An issue GitHub links to the pull request as one it closes."""
+
+    number: int
+    title: str
+    body: str
+    #: ``owner/name`` of the issue's repository (it may be another one).
+    repo: str
+
+
+@dataclass
+class PullThreads:
+    threads: list[ReviewThread]
+    #: Only when asked for (``issues=True``).
+    closing: list[ClosingIssue]
+
+
+def _closing(pull: dict[str, Any]) -> list[ClosingIssue]:
+    found = []
+    for node in (pull.get("closingIssuesReferences") or {}).get("nodes") or []:
+        if not isinstance(node, dict) or _int(node.get("number")) is None:
+            continue
+        repo = (node.get("repository") or {}).get("nameWithOwner")
+        found.append(
+            ClosingIssue(
+                int(node["number"]),
+                str(node.get("title") or ""),
+                str(node.get("body") or ""),
+                str(repo or ""),
+            )
+        )
+    return found
+
+
 def read_review_threads(
     gh: github.Github,
     full_name: str,
@@ -210,11 +260,32 @@ def read_review_threads(
     on_401: Callable[[], None] | None = None,
 ) -> list[ReviewThread]:
     """Every review thread of PR ``number``, oldest first (one query per 100 threads)."""
+    return read_pull_threads(gh, full_name, number, on_401=on_401).threads
+
+
+def read_pull_threads(
+    gh: github.Github,
+    full_name: str,
+    number: int,
+    *,
+    threads: bool = True,
+    issues: bool = False,
+    on_401: Callable[[], None] | None = None,
+) -> PullThreads:
+    """PR ``number``'s review threads (when ``threads``; one query per 100) and the
+    issues it closes (when ``issues``; in the first query)."""
     owner, _, name = full_name.partition("/")
-    threads: list[ReviewThread] = []
+    found = PullThreads([], [])
     after: str | None = None
     for _ in range(MAX_PAGES):
-        variables = {"owner": owner, "name": name, "number": number, "after": after}
+        variables = {
+            "owner": owner,
+            "name": name,
+            "number": number,
+            "after": after,
+            "threads": threads,
+            "issues": issues and after is None,
+        }
         data = run_query(
             gh,
             REVIEW_THREADS,
@@ -225,13 +296,16 @@ def read_review_threads(
         pull = (data.get("repository") or {}).get("pullRequest")
         if not isinstance(pull, dict):
             raise GitHubError(f"GitHub has no pull request #{number} in {full_name}", status=404)
+        if after is None and issues:
+            found.closing = _closing(pull)
         connection = pull.get("reviewThreads") or {}
-        threads += [_thread(n) for n in connection.get("nodes") or [] if isinstance(n, dict)]
+        nodes = connection.get("nodes") or []
+        found.threads += [_thread(n) for n in nodes if isinstance(n, dict)]
         page = connection.get("pageInfo") or {}
         after = page.get("endCursor")
-        if not page.get("hasNextPage") or not after:
+        if not threads or not page.get("hasNextPage") or not after:
             break
-    return threads
+    return found
 
 
 def thread_of(threads: Iterable[ReviewThread], comment_id: int) -> ReviewThread | None:

@@ -103,6 +103,9 @@ def _kind(hint: Any) -> str:
         return "a whole number >= 0"
     if hint is float:
         return "a number > 0"
+    if get_origin(hint) is list and dataclasses.is_dataclass(get_args(hint)[0]):
+        keys = " and ".join(f"`{f.name}`" for f in dataclasses.fields(get_args(hint)[0]))
+        return f"an array of tables, each with {keys}"
     if get_origin(hint) is list:
         return "a list of strings"
     raise TypeError(f"no words for a setting of type {hint!r}")

@@ -238,6 +238,8 @@ class ReviewText:
     dismissed_here: int = 0
     #: Ids of the repository's learnings the prompt could not show (over the cap).
     learnings_left_out: Sequence[int] = ()
+    #: The walkthrough, rendered (``bot.render.walkthrough``), or "".
+    walkthrough: str = ""
 
 
 def dismissed_text(count: int, *, here: bool = False) -> str:
@@ -273,6 +275,8 @@ def review_body(
     if text.dismissed_here:
         counts += f" · {dismissed_text(text.dismissed_here, here=True)}"
     head = [f"### GitNeural review\n\n{counts}"]
+    if text.walkthrough:
+        head.append(text.walkthrough)
     coverage = coverage_text(text.coverage, text.scope)
     if len(coverage) > _COVERAGE_LIMIT:  # skipped files with very long names
         coverage = coverage_text(text.coverage, text.scope, limit=0)

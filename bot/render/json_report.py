@@ -14,7 +14,18 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
                    "skipped": [{"path": str, "reason": str}]},
       "findings": [Finding],          # kept findings, most severe first
       "dropped": [{"finding": Finding, "reason": str}],
-      "evidence_not_found": int       # how many were dropped: quoted code not found
+      "evidence_not_found": int,      # how many were dropped: quoted code not found
+      "walkthrough": Walkthrough | null     # what the change is ([walkthrough] enabled)
+    }
+
+    Walkthrough = {
+      "summary": str,                 # what the change does and why (or since `since`)
+      "files": [{"path": str, "note": str}],   # one line per file or group of files
+      "focus": [str],                 # where a reviewer should look hardest
+      "diagram": str | null,          # a checked Mermaid sequenceDiagram, without fences
+      "issues": [{"number": int, "verdict": "yes" | "partly" | "no", "why": str}],
+      "since": str | null,            # the last reviewed head, for a later review's delta
+      "diagram_dropped": str          # why a diagram was left out ("" if none was)
     }
 
     Finding = {
@@ -40,6 +51,7 @@ import json
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity, SkippedFile
+from bot.domain.walkthrough import FileNote, IssueVerdict, Walkthrough
 from bot.errors import UsageError
 from bot.text import printable
 from bot.usage import Usage
@@ -74,6 +86,7 @@ def report_dict(result: ReviewResult) -> dict[str, Any]:
             for f, reason in result.dropped
         ],
         "evidence_not_found": result.unquoted(),
+        "walkthrough": _clean(result.walkthrough.as_dict()) if result.walkthrough else None,
     }
 
 
@@ -101,6 +114,20 @@ def _finding(data: dict[str, Any]) -> Finding:
     )
 
 
+def _walkthrough(data: dict[str, Any] | None) -> Walkthrough | None:
+    if data is None:
+        return None
+    return Walkthrough(
+        summary=data["summary"],
+        files=[FileNote(f["path"], f["note"]) for f in data["files"]],
+        focus=list(data["focus"]),
+        diagram=data.get("diagram"),
+        issues=[IssueVerdict(i["number"], i["verdict"], i["why"]) for i in data["issues"]],
+        since=data.get("since"),
+        diagram_dropped=data.get("diagram_dropped", ""),
+    )
+
+
 def load_json(text: str) -> ReviewResult:
     """Read a report written by :func:`render_json` (for caches and tools)."""
     try:
@@ -123,6 +150,7 @@ def load_json(text: str) -> ReviewResult:
             effort=data["effort"],
             duration_s=float(data["duration_s"]),
             dropped=[(_finding(d["finding"]), d["reason"]) for d in data["dropped"]],
+            walkthrough=_walkthrough(data.get("walkthrough")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from bot.domain.change import Change
 from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
 from bot.render.sanitize import terminal_text
+from bot.render.walkthrough import walkthrough_text
 from bot.review import find_file, replacement_lines, side_text
 
 INDENT = "    "
@@ -107,6 +108,8 @@ def _tail(result: ReviewResult) -> list[str]:
         lines.append(unquoted_text(unquoted))
     if result.summary.strip():
         lines += ["", "Summary:", *_indented(result.summary.strip("\n"))]
+    if result.walkthrough is not None:
+        lines += ["", *walkthrough_text(result.walkthrough, INDENT)]
     cov = result.coverage
     lines += ["", f"Coverage: {len(cov.reviewed)} reviewed, {len(cov.skipped)} skipped"]
     lines += [f"{INDENT}{terminal_text(s.path)}: {terminal_text(s.reason)}" for s in cov.skipped]

@@ -27,18 +27,25 @@ from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
 from bot.review.agent.loop import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups
-from bot.review.context.file_context import FileContext, build_file_context, load_instructions
-from bot.review.context.learnings import NONE, ShownLearnings, learnings_for
+from bot.review.context.file_context import FileContext, build_file_context
+from bot.review.context.instructions import Instructions, read_instructions
+from bot.review.context.learnings import NONE, ShownLearnings, change_paths, learnings_for
 from bot.review.findings.check import check_findings
 from bot.review.packing.fit import file_cost, pack
 from bot.review.packing.groups import split_files
-from bot.review.prompt import overhead_tokens, render_messages, submit_review_tool
+from bot.review.prompt import (
+    WalkthroughAsk,
+    overhead_tokens,
+    render_messages,
+    submit_review_tool,
+)
 from bot.review.related.finder import RelatedFinder, RelatedLimits
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text, secret_findings, secret_notes
 from bot.review.selection import select_files
 from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
+from bot.review.walkthrough.reading import settle_walkthrough
 from bot.usage import Usage
 
 __all__ = ["PlanOptions", "ReviewGroup", "ReviewPlan", "plan_review", "review"]
@@ -67,6 +74,10 @@ class ReviewPlan:
     groups: list[ReviewGroup] = field(default_factory=list)
     #: The repository's learnings the prompts show, and those the cap left out.
     learnings: ShownLearnings = NONE
+    #: What was cut from the instructions (for the summary).
+    instructions_cut: list[str] = field(default_factory=list)
+    #: The walkthrough the prompts ask for (None: none).
+    walkthrough: WalkthroughAsk | None = None
 
     @property
     def coverage(self) -> Coverage:
@@ -94,6 +105,9 @@ class PlanOptions:
     #: The repository's learnings (trusted, from the store), shown after the instructions
     #: when they apply to the change.
     learnings: Sequence[Learning] = ()
+    #: The last reviewed head, when the change is what changed since it (the
+    #: walkthrough then summarises only that).
+    since: str | None = None
 
 
 #: A group's files, the skipped files its prompt lists, and its token budget.
@@ -116,10 +130,14 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         )
         for f in selected
     ]
-    instructions = load_instructions(
-        safe.trusted, config.review.instructions, config.review.instructions_max_chars
-    )
+    read = _instructions(safe, config)
+    instructions = read.text
     shown = learnings_for(options.learnings, change)
+    ask = (
+        WalkthroughAsk(diagram=config.walkthrough.diagram, since=options.since)
+        if config.walkthrough.enabled
+        else None
+    )
     tools = [submit_review_tool()]
     if agentic and change.head is not None:
         tools += RepoTools(change.head).definitions()
@@ -127,7 +145,12 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
 
     def room_after(listed: list[SkippedFile]) -> int:
         overhead = overhead_tokens(
-            change=safe, skipped=listed, instructions=instructions, agentic=agentic, learnings=shown
+            change=safe,
+            skipped=listed,
+            instructions=instructions,
+            agentic=agentic,
+            learnings=shown,
+            walkthrough=ask,
         )
         return max(0, config.review.max_prompt_tokens - overhead - tool_tokens)
 
@@ -148,6 +171,7 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
                 agentic=agentic,
                 changed_last=options.changed_last,
                 learnings=shown,
+                walkthrough=ask,
             ),
             extra,
             tools,
@@ -165,6 +189,7 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
             instructions=instructions,
             agentic=agentic,
             learnings=shown,
+            walkthrough=ask,
         )
         estimated = _estimate(messages, tools)
     return ReviewPlan(
@@ -180,6 +205,21 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         estimated_tokens=estimated,
         groups=review_parts,
         learnings=shown,
+        instructions_cut=read.cut,
+        walkthrough=ask,
+    )
+
+
+def _instructions(safe: Change, config: Config) -> Instructions:
+    """The trusted instructions for this change (the scoped ones for the paths it touches)."""
+    settings = config.review
+    return read_instructions(
+        safe.trusted,
+        settings.instructions,
+        settings.instructions_max_chars,
+        paths=change_paths(safe),
+        scoped=settings.scoped_instructions,
+        path_rules=settings.path_instructions,
     )
 
 
@@ -251,9 +291,11 @@ def review(
     max_groups: int | None = None,
     tool_limits: ToolLimits | None = None,
     learnings: Sequence[Learning] = (),
+    since: str | None = None,
 ) -> ReviewResult:
     """Review ``change`` with ``client`` (whose effort applies) and check the findings;
-    ``learnings``: the repository's (see :func:`plan_review`)."""
+    ``learnings``: the repository's (see :func:`plan_review`); ``since``: the last
+    reviewed head when ``change`` is what changed since it."""
     started = time.monotonic()
     options = PlanOptions(
         effort=client.effort,
@@ -262,12 +304,14 @@ def review(
         related_limits=related_limits,
         max_groups=max_groups,
         learnings=learnings,
+        since=since,
     )
     plan = plan_review(change, config, options)
     usage = Usage()
     summary = _nothing_to_review(plan)
     model_findings: list[Finding] = []
     coverage = plan.coverage
+    walkthrough = None
     if plan.groups:
         budget = LoopBudget.for_agent(config.agent, deadline)
         outcome = review_groups(
@@ -289,13 +333,19 @@ def review(
         summary = outcome.summary
         model_findings = outcome.findings
         coverage = outcome.coverage
+        if plan.walkthrough is not None:
+            walkthrough = settle_walkthrough(
+                outcome.walkthrough,
+                diagram=plan.walkthrough.diagram,
+                issues={issue.number for issue in change.linked_issues},
+                since=since,
+            )
     kept, dropped = check_findings(
         plan.secrets + model_findings, change, max_comments=config.review.max_comments
     )
     # A secret in the title or a commit message has no line to be reported on.
-    summary = "\n\n".join(
-        s for s in [summary, *secret_notes(change.title, change.description)] if s
-    )
+    notes = [*secret_notes(change.title, change.description), _cut_note(plan.instructions_cut)]
+    summary = "\n\n".join(s for s in [summary, *notes] if s)
     return ReviewResult(
         summary=summary,
         findings=kept,
@@ -306,4 +356,9 @@ def review(
         duration_s=time.monotonic() - started,
         dropped=dropped,
         learnings_left_out=list(plan.learnings.left_out),
+        walkthrough=walkthrough,
     )
+
+
+def _cut_note(cut: Sequence[str]) -> str:
+    return Instructions(cut=list(cut)).summary_note()

@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -137,7 +138,12 @@ def change_variables(
     title = printable(change.title).strip()
     description = printable(change.description).strip()
     extra = printable(extra_context).strip()
+    issues = [
+        (issue.number, printable(issue.title).strip(), printable(issue.body).strip())
+        for issue in change.linked_issues
+    ]
     untrusted = [title, description, extra, *other_untrusted]
+    untrusted += [text for _, issue_title, body in issues for text in (issue_title, body)]
     for item in ordered:
         untrusted += [item.file.path, item.file.old_path, item.diff_text, item.context_text]
     untrusted += [s.path for s in skipped]
@@ -158,6 +164,10 @@ def change_variables(
         "skipped": [{"path": _quoted(s.path), "reason": s.reason} for s in skipped],
         "title": fence(title) if title else None,
         "description": fence(description) if description else None,
+        "issues": [
+            {"number": number, "title": fence(issue_title), "body": fence(body) if body else None}
+            for number, issue_title, body in issues
+        ],
     }
     return variables, fence
 
@@ -172,13 +182,15 @@ def render_messages(
     agentic: bool = False,
     changed_last: Collection[str] = (),
     learnings: ShownLearnings = NONE,
+    walkthrough: WalkthroughAsk | None = None,
 ) -> list[dict[str, Any]]:
     """``[system, user]`` messages for reviewing ``files`` of ``change``.
 
     ``instructions`` must come from the trusted snapshot (``load_instructions``), and
     ``learnings`` from the repository's store (trusted too, shown after them);
     ``extra_context`` (definitions and callers found in the repository) is untrusted and
-    fenced like the diff.
+    fenced like the diff. ``walkthrough``: what the task asks of the walkthrough (said at
+    the prompt's end, so the cached prefix holds), or None for none.
     """
     variables, _fence = change_variables(
         change=change,
@@ -192,10 +204,21 @@ def render_messages(
         REVIEW_TEMPLATE,
         instructions=printable(instructions).strip(),
         agentic=agentic,
+        walkthrough=walkthrough,
         **learnings.variables(),
         **variables,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class WalkthroughAsk:
+    """The walkthrough a review's task asks for."""
+
+    #: With a sequence diagram where the change alters how components call each other.
+    diagram: bool = False
+    #: A later review: the diff is what changed since this head (12 characters shown).
+    since: str | None = None
 
 
 def submit_review_tool() -> dict[str, Any]:
@@ -205,8 +228,9 @@ def submit_review_tool() -> dict[str, Any]:
         "function": {
             "name": SUBMIT_REVIEW,
             "description": (
-                "Submit the review: a summary and the findings, each on lines of one file "
-                "of the diff (R labels: side RIGHT; L labels: side LEFT). Call it exactly once."
+                "Submit the review: a summary, the findings, each on lines of one file "
+                "of the diff (R labels: side RIGHT; L labels: side LEFT), and the walkthrough "
+                "when the task asks for it. Call it exactly once."
             ),
             "parameters": prompts.submit_review_schema(),
         },
@@ -221,6 +245,7 @@ def overhead_tokens(
     extra_context: str = "",
     agentic: bool = False,
     learnings: ShownLearnings = NONE,
+    walkthrough: WalkthroughAsk | None = None,
 ) -> int:
     """Estimated tokens of the prompt without its files, tool schema included.
 
@@ -236,6 +261,7 @@ def overhead_tokens(
         extra_context=extra_context,
         agentic=agentic,
         learnings=learnings,
+        walkthrough=walkthrough,
     )
     text = "".join(str(m["content"]) for m in messages)
     return estimate_tokens(text) + estimate_tokens(json.dumps(submit_review_tool()))

@@ -60,6 +60,7 @@ def test_git_commit_refused_on_planted_bug_then_goes_through_after_fix(
         assert "refused: 1 finding at or above critical" in refused.stderr
         assert head(repo, env) == before
         assert "return age > 18" in prompt_of(stub, 0)
+        assert "Also write `walkthrough`" not in prompt_of(stub, 0)  # none in the hook
 
         stage(handle(repo), {"people.py": FIXED})
         done = git(repo, full, "commit", "-m", "fixed")

@@ -198,6 +198,7 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "findings",
         "dropped",
         "evidence_not_found",
+        "walkthrough",
     }
     assert set(data["findings"][0]) == {
         "path",

@@ -16,8 +16,8 @@ from bot.review.context.file_context import (
     MAX_CONTEXT_LINES,
     annotate_diff,
     build_file_context,
-    load_instructions,
 )
+from bot.review.context.instructions import load_instructions
 from bot.review.context.python_units import parse_units, python_units
 from tests.support.repos import commit, make_repo
 

@@ -46,6 +46,7 @@ RESULT_FIELDS = {
     "duration_s",
     "dropped",
     "learnings_left_out",
+    "walkthrough",  # text about the change (issue 21), never an action
 }
 
 

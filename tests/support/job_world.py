@@ -46,11 +46,15 @@ CALC_BUG: dict[str, Any] = {
 _deliveries = itertools.count(1)
 
 
-def submit(*findings: dict[str, Any], summary: str = "Reviewed the change.") -> Reply:
-    return Reply(
-        reasoning="Comparing old and new code.",
-        tool_calls=[("submit_review", {"summary": summary, "findings": list(findings)})],
-    )
+def submit(
+    *findings: dict[str, Any],
+    summary: str = "Reviewed the change.",
+    walkthrough: dict[str, Any] | None = None,
+) -> Reply:
+    arguments: dict[str, Any] = {"summary": summary, "findings": list(findings)}
+    if walkthrough is not None:
+        arguments["walkthrough"] = walkthrough
+    return Reply(reasoning="Comparing old and new code.", tool_calls=[("submit_review", arguments)])
 
 
 @dataclass

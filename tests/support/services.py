@@ -37,6 +37,7 @@ from tests.support.conversation import conversation_reply, is_conversation
 from tests.support.paths import ROOT
 from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
+from tests.support.walkthrough import walkthrough_for
 from tests.support.webhooks import SECRET, http_get, variant
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -190,10 +191,17 @@ def pid_alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
-def submit_reply(*findings: dict[str, Any], think_seconds: float = 0.0) -> Reply:
+def submit_reply(
+    *findings: dict[str, Any],
+    think_seconds: float = 0.0,
+    walkthrough: dict[str, Any] | None = None,
+) -> Reply:
+    arguments: dict[str, Any] = {"summary": "Reviewed.", "findings": list(findings)}
+    if walkthrough is not None:
+        arguments["walkthrough"] = walkthrough
     return Reply(
         reasoning="Comparing old and new code.",
-        tool_calls=[("submit_review", {"summary": "Reviewed.", "findings": list(findings)})],
+        tool_calls=[("submit_review", arguments)],
         think_seconds=think_seconds,
     )
 
@@ -212,6 +220,8 @@ class AppWorld:
     calls: dict[str, int] = field(default_factory=dict)
     #: The findings the model submits for the PR of a title (default: the planted bug).
     answers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Answer a prompt that asks for a walkthrough with one (``tests.support.walkthrough``).
+    walkthroughs: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _branches: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -231,7 +241,8 @@ class AppWorld:
             if self.think:
                 time.sleep(self.think)
             findings = self.answers.get(title, [PLANTED_BUG])
-            return submit_reply(*findings, think_seconds=self.stream)
+            walkthrough = walkthrough_for(body) if self.walkthroughs else None
+            return submit_reply(*findings, think_seconds=self.stream, walkthrough=walkthrough)
         finally:
             with self._lock:
                 for key in (title, "*"):

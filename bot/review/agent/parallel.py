@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, SkippedFile
+from bot.domain.walkthrough import IssueVerdict, Walkthrough
 from bot.errors import ModelConfigError, ModelError, ModelQuotaError
 from bot.llm.types import ModelClient, Progress
 from bot.review.agent.loop import LoopBudget, LoopStats, ToolRunner, converse
@@ -57,6 +58,7 @@ class GroupOutcome:
     usage: Usage
     #: One per part, in part order (None for a part that failed).
     stats: list[LoopStats | None] = field(default_factory=list)
+    walkthrough: Walkthrough | None = None
 
 
 def _reason_kind(reason: str) -> str:
@@ -136,6 +138,7 @@ def review_groups(
             Coverage(paths, list(skipped)),
             stats.usage,
             [stats],
+            submission.walkthrough,
         )
     shared = _SharedProgress(on_progress) if on_progress else None
     n = len(groups)
@@ -181,6 +184,7 @@ def _merge(
     parts: list[str] = []
     stats_list: list[LoopStats | None] = []
     errors: list[ModelError] = []
+    walkthroughs: list[Walkthrough] = []
     for index, (group, future) in enumerate(zip(groups, futures, strict=True), 1):
         label = _label(index, n, group.files)
         error = future.exception()
@@ -197,6 +201,8 @@ def _merge(
         stats_list.append(stats)
         usage.add(stats.usage)
         findings += submission.findings
+        if submission.walkthrough is not None:
+            walkthroughs.append(submission.walkthrough)
         reviewed += [f.file.path for f in group.files]
         parts.append(f"{label}: {one_line(submission.summary, _PART_SUMMARY_CHARS)}")
     if len(errors) == n:
@@ -208,4 +214,24 @@ def _merge(
     )
     total = total_files or len(reviewed) + len(not_reviewed)
     summary = "\n\n".join([head, *parts, coverage_sentence(len(reviewed), not_reviewed, total)])
-    return GroupOutcome(summary, findings, Coverage(reviewed, not_reviewed), usage, stats_list)
+    coverage = Coverage(reviewed, not_reviewed)
+    merged = _merged_walkthrough(walkthroughs)
+    return GroupOutcome(summary, findings, coverage, usage, stats_list, merged)
+
+
+def _merged_walkthrough(parts: Sequence[Walkthrough]) -> Walkthrough | None:
+    """The parts' walkthroughs as one: each part's summary, every file, the first five
+    places to look, the first diagram and the first verdict on each issue."""
+    if not parts:
+        return None
+    verdicts: dict[int, IssueVerdict] = {}
+    for part in parts:
+        for verdict in part.issues:
+            verdicts.setdefault(verdict.number, verdict)
+    return Walkthrough(
+        summary=" ".join(part.summary for part in parts),
+        files=[note for part in parts for note in part.files],
+        focus=[line for part in parts for line in part.focus][:5],
+        diagram=next((part.diagram for part in parts if part.diagram), None),
+        issues=list(verdicts.values()),
+    )

@@ -27,7 +27,7 @@ from bot.review.agent.loop import LoopBudget, converse_until
 from bot.review.answers.code import finding_code, finding_diff
 from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
-from bot.review.context.file_context import load_instructions
+from bot.review.context.instructions import load_instructions
 from bot.review.context.learnings import learnings_for
 from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change

@@ -8,13 +8,13 @@ number, so every line has exactly one label and the model never has to do arithm
 The context is the enclosing function or class of every changed line, read from the
 reviewed (head) content and numbered by new-file line: ``  40| code``.
 
-Repository instructions (AGENTS.md …) are read here too, from the trusted snapshot only.
+Repository instructions are read by :mod:`bot.review.context.instructions`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.domain.change import Snapshot
@@ -30,7 +30,6 @@ __all__ = [
     "annotate_diff",
     "build_file_context",
     "enclosing_ranges",
-    "load_instructions",
 ]
 
 #: Head files larger than this get no context: parsing them costs more than it brings.
@@ -168,35 +167,3 @@ def build_file_context(file: FileDiff, head: Snapshot | None, *, expand: bool) -
             context_text = render_context(file, source)
     tokens = estimate_tokens(diff_text) + estimate_tokens(context_text)
     return FileContext(file, language, diff_text, context_text, tokens)
-
-
-def load_instructions(trusted: Snapshot | None, names: Sequence[str], max_chars: int) -> str:
-    """The repository's instruction files from the TRUSTED snapshot, at most ``max_chars``.
-
-    Each file is headed by its name; a cut is stated in the text so neither the model nor
-    a maintainer reading the prompt mistakes a truncated file for the whole.
-    """
-    if trusted is None:
-        return ""
-    parts: list[str] = []
-    used = 0
-    for name in names:
-        data = trusted.read(name)
-        if data is None:
-            continue
-        text = printable(decode_text(data)).strip()
-        if not text:
-            continue
-        room = max_chars - used
-        if room <= 0:
-            parts.append(f"[{name} left out: the instructions limit of {max_chars} is reached]")
-            continue
-        if len(text) > room:
-            cut = text.rfind("\n", 0, room)
-            kept = text[: cut if cut > room // 2 else room]
-            text = f"{kept}\n[… {name} cut: {len(kept)} of {len(text)} characters shown]"
-            used = max_chars
-        else:
-            used += len(text)
-        parts.append(f"## {name}\n\n{text}")
-    return "\n\n".join(parts)

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import prompts
 from bot.domain.results import Finding, Severity
+from bot.domain.walkthrough import Walkthrough
 from bot.errors import ModelOutputError
+from bot.review.walkthrough.reading import read_walkthrough
 from bot.text import one_line
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ T = TypeVar("T")
 class Submission:
     summary: str
     findings: list[Finding]
+    #: Read leniently: an invalid walkthrough is None, never a repair turn.
+    walkthrough: Walkthrough | None = None
 
 
 class SubmissionError(ModelOutputError):
@@ -70,6 +74,8 @@ def schema_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
 @functools.cache
 def _validator() -> jsonschema.protocols.Validator:
     schema = prompts.submit_review_schema()
+    # Checked by itself (bot.review.walkthrough.reading): never worth a repair turn.
+    del schema["properties"]["walkthrough"]
     item = schema["properties"]["findings"]["items"]
     item["required"] = [key for key in item["required"] if key not in _HELD_BACK_NOT_REPAIRED]
     return schema_validator(schema)
@@ -136,12 +142,17 @@ def _read_leniently(data: Any) -> Any:
 def validate_submission(data: Any) -> Submission:
     """A :class:`Submission` from decoded arguments; :class:`SubmissionError` if invalid."""
     data = _read_leniently(data)
+    walkthrough = None
+    if isinstance(data, dict) and "walkthrough" in data:
+        walkthrough = read_walkthrough(data["walkthrough"])
+        data = {k: v for k, v in data.items() if k != "walkthrough"}
     problems = schema_problems(_validator(), data)
     if problems:
         raise SubmissionError(
             "submit_review arguments do not match the schema: " + "; ".join(problems)
         )
-    return Submission(summary=data["summary"], findings=[_finding(f) for f in data["findings"]])
+    findings = [_finding(f) for f in data["findings"]]
+    return Submission(summary=data["summary"], findings=findings, walkthrough=walkthrough)
 
 
 def decode_arguments(arguments: str, tool: str) -> Any:

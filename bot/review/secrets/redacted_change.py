@@ -64,6 +64,12 @@ def redacted_change(change: Change) -> Change:
         trusted=_wrap(change.trusted),
         title=redact_text(change.title)[0],
         description=redact_text(change.description)[0],
+        linked_issues=[
+            dataclasses.replace(
+                issue, title=redact_text(issue.title)[0], body=redact_text(issue.body)[0]
+            )
+            for issue in change.linked_issues
+        ],
     )
 
 

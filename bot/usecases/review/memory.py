@@ -46,7 +46,7 @@ from bot.domain.results import Finding
 from bot.errors import GitError, StoreError
 from bot.gh.addressing import Addressing, address_threads
 from bot.gh.pulls import PullInfo
-from bot.gh.threads import read_review_threads
+from bot.gh.threads import ReviewThread, read_review_threads
 from bot.git.line_moves import follow_lines
 from bot.render.addressed import addressed_body
 from bot.store import Store
@@ -221,12 +221,16 @@ def recall(
     *,
     read_threads: bool,
     on_401: Callable[[], None] | None = None,
+    threads: list[ReviewThread] | None = None,
 ) -> Memory:
-    """The PR's earlier findings and threads, with the dismissals they show recorded."""
+    """The PR's earlier findings and threads, with the dismissals they show recorded;
+    ``threads``: the PR's threads, when the job read them already (with the linked
+    issues, before the model ran)."""
     with _transient_store():
         memory = Memory(ctx.ensure_store(), pull, gh, on_401)
         if read_threads:
-            threads = read_review_threads(gh, pull.repo, pull.number, on_401=on_401)
+            if threads is None:
+                threads = read_review_threads(gh, pull.repo, pull.number, on_401=on_401)
             memory.threads = earlier_threads(threads, gitneural_author(ctx.login()))
         memory.rows = pull_findings(memory.store, pull.repo_id, pull.number)
         if memory.threads:

@@ -32,6 +32,7 @@ from bot.render.github import (
     severity_counts,
     usage_line,
 )
+from bot.render.walkthrough import walkthrough_markdown
 from bot.usecases.pull_change import PullChange
 
 _NOT_ON_PR = "not on the pull request's diff"
@@ -140,6 +141,7 @@ def publish(
         dismissed=len(held) - here,
         dismissed_here=here,
         learnings_left_out=result.learnings_left_out,
+        walkthrough=walkthrough_markdown(result.walkthrough),
     )
     body = review_body(text, inline=inline, listed=listed, links=links, marker=marker)
     fallback = review_body(text, inline=[], listed=inline + listed, links=links, marker=marker)

@@ -6,8 +6,8 @@ The Celery task calls :func:`run_review_job` and acts on what comes back: a
 and network faults, GitHub rate limits, a mirror that could not be fetched.
 
 The steps, and the GitHub requests they make (six in all when a review is posted, for
-a PR of any size, seven once GitNeural reviewed it before; the token is minted once an
-hour):
+a PR of any size, seven once GitNeural reviewed it before, plus at most one per issue
+the PR says it closes; the token is minted once an hour):
 
 0. a ``/review`` comment: the commenter's permission (1, kept ten minutes by the
    process) — without write access: ``skipped``, with nothing posted (a read-only
@@ -17,11 +17,17 @@ hour):
    automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
 3. fetch base, head and default branch into the mirror by git; settings from the
    default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
-4. check run ``in_progress`` (1); review the change with K3; before posting,
-   ``still_current`` and a fresh read of the PR (1): closed or moved on, nothing posted;
-5. what the PR's earlier threads say (:mod:`bot.usecases.review.memory`: 1 GraphQL query per 100
-   threads, after an earlier review only): dismissed findings held back, fixed ones'
-   threads resolved, the gate counting every finding still standing;
+4. check run ``in_progress`` (1); the PR's threads and the issues it closes
+   (:func:`~bot.usecases.review.steps.read_threads_and_issues`), read before the model:
+   one GraphQL query per 100 threads after an earlier review, which carries GitHub's
+   closing links too; on a first review that query only when the description names an
+   issue GitHub links; one REST read per named issue the query did not carry (at most 3
+   issues); review the change with K3;
+   before posting, ``still_current`` and a fresh read of the PR (1): closed or moved on,
+   nothing posted;
+5. what the PR's earlier threads say (:mod:`bot.usecases.review.memory`, on the threads
+   read in 4): dismissed findings held back, fixed ones' threads resolved, the gate
+   counting every finding still standing;
 6. post the review (1) and complete the check run (1 per 50 annotations).
 
 Failures that are not transient complete the check run with a one-line reason (and,
@@ -56,6 +62,7 @@ from bot.usecases.review.steps import (
     fetch_mirror,
     pull_change,
     quota_notice_due,
+    read_threads_and_issues,
     review_change,
     settings_gate,
 )
@@ -205,12 +212,31 @@ class _JobRun:
             note = tell_budget_spent(self.ctx, job, self.check, pull.head_sha, refused)
             return JobOutcome("budget", detail=note)
         self.check.start(pull.head_sha)
+        pc = pc or pull_change(mirror, pull, refs, last, incremental)
+        nothing_new = pc.since is not None and not pc.change.diff.files
+        # Read before the model: the linked issues go into its prompt (and the threads
+        # come in the same query).
+        threads, linked = read_threads_and_issues(
+            self.gh,
+            pull,
+            gate,
+            threads=bool(self.earlier),
+            issues=not nothing_new,
+            on_401=self._forget_token,
+        )
         pc, result = review_change(
-            self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc
+            self.ctx, job, pull, mirror, refs, gate, last, incremental, pc=pc, linked=linked
         )
         if result is None:
             # The push may still have fixed earlier findings (a file back as it was).
-            memory = recall(self.ctx, self.gh, pull, read_threads=True, on_401=self._forget_token)
+            memory = recall(
+                self.ctx,
+                self.gh,
+                pull,
+                read_threads=True,
+                on_401=self._forget_token,
+                threads=threads,
+            )
             since = (pc.since or "")[:12]
             conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
             summary = f"No file of this PR changed since `{since}`.{still}"
@@ -220,7 +246,12 @@ class _JobRun:
         if stop is not None:
             return stop
         memory = recall(
-            self.ctx, self.gh, pull, read_threads=bool(self.earlier), on_401=self._forget_token
+            self.ctx,
+            self.gh,
+            pull,
+            read_threads=bool(self.earlier),
+            on_401=self._forget_token,
+            threads=threads,
         )
         pub = publish(
             result,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import cast
 
 import github
@@ -14,11 +15,14 @@ import pygit2
 from bot.config import Config, config_at, trusted_config
 from bot.domain.learnings import Learning
 from bot.domain.results import ReviewResult
+from bot.domain.walkthrough import LinkedIssue
 from bot.effort import Effort
 from bot.errors import StoreError
 from bot.gh.api.errors import github_errors
+from bot.gh.linked_issues import described_issues, linked_issues
 from bot.gh.mirrors.cache import MirrorAuthError
 from bot.gh.pulls import PostedReview, PullInfo, by_gitneural, lazy_repo
+from bot.gh.threads import ClosingIssue, ReviewThread, read_pull_threads
 from bot.git.repo import snapshot_at
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
@@ -107,14 +111,16 @@ def review_change(
     incremental: bool,
     *,
     pc: PullChange | None = None,
+    linked: list[LinkedIssue] | None = None,
 ) -> tuple[PullChange, ReviewResult | None]:
     """Review the PR (or what changed since ``last_reviewed``) with K3; no result when an
     incremental review finds nothing changed in the PR's files. ``pc``: the change, if
-    it was built already (for the budget's estimate)."""
+    it was built already (for the budget's estimate); ``linked``: the issues it closes."""
     if pc is None:
         pc = pull_change(mirror, pull, refs, last_reviewed, incremental)
     if pc.since is not None and not pc.change.diff.files:
         return pc, None
+    pc.change.linked_issues = list(linked or [])
     effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
     settings = dataclasses.replace(ctx.llm, effort=effort)
     deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
@@ -127,8 +133,45 @@ def review_change(
         changed_last=pc.changed_last,
         on_progress=ctx.token_run.on_progress if ctx.token_run else None,
         learnings=repository_learnings(ctx, pull),
+        since=pc.since,
     )
     return pc, result
+
+
+def read_threads_and_issues(
+    gh: github.Github,
+    pull: PullInfo,
+    config: Config,
+    *,
+    threads: bool,
+    issues: bool = True,
+    on_401: Callable[[], None] | None = None,
+) -> tuple[list[ReviewThread] | None, list[LinkedIssue]]:
+    """The PR's review threads (when ``threads``: GitNeural reviewed it before) and the
+    issues it closes (``[walkthrough] linked_issues``), for one request per linked issue
+    at most: GitHub's links ride on the threads query when there is one; otherwise they
+    are asked for only when the description names an issue and GitHub links it (a pull
+    request into the default branch); any issue the description names that GitHub's
+    links did not carry is read by REST. Without threads and issues, no request."""
+    settings = config.walkthrough
+    issues = issues and settings.enabled and settings.linked_issues
+    described = described_issues(pull.body, pull.repo) if issues else []
+    linked_by_github = bool(described) and pull.base_ref == pull.default_branch
+    ask_github = issues and (threads or linked_by_github)
+    if not threads and not ask_github:
+        closing: list[ClosingIssue] = []
+        found = None
+    else:
+        found = read_pull_threads(
+            gh, pull.repo, pull.number, threads=threads, issues=ask_github, on_401=on_401
+        )
+        closing = found.closing
+    linked = (
+        linked_issues(gh, pull.repo, pull.body, closing, pr_number=pull.number, on_401=on_401)
+        if issues
+        else []
+    )
+    return (found.threads if threads and found is not None else None), linked
 
 
 def repository_learnings(ctx: JobContext, pull: PullInfo) -> list[Learning]:

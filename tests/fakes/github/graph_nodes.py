@@ -10,6 +10,7 @@ GitHub's are: ``first`` or ``last`` is required, at most 100, cursors are opaque
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from tests.fakes.github.store import Pull, Repo, Store
 from tests.fakes.github.threads import store_reply, thread_comments
 
 MAX_PAGE = 100
+#: GitHub's closing keywords before ``#N`` in a pull request's body.
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#(\d+)\b", re.IGNORECASE)
 #: REST's reaction names -> GraphQL's ReactionContent.
 CONTENT = {
     "+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "hooray": "HOORAY",
@@ -186,7 +189,32 @@ class Nodes:
             "headRefOid": self.s.head_sha(self.repo, pull),
             "url": f"{self.s.web_url}/{self.repo.full_name}/pull/{pull.number}",
             "reviewThreads": paged(threads),
+            "closingIssuesReferences": paged(lambda: self._closing(pull)),
         }
+
+    def _closing(self, pull: Pull) -> list[Node]:
+        """The issues linked by hand, then (as GitHub does only for a pull request into
+        the default branch) those the body's closing keywords name in this repository."""
+        repo = self.repo
+        numbers = list(repo.linked_issues.get(pull.number, []))
+        if pull.base_ref == repo.default_branch:
+            numbers += [int(n) for n in _CLOSING.findall(pull.body)]
+        nodes = []
+        for number in dict.fromkeys(numbers):
+            issue = repo.issues.get(number)
+            if issue is not None:
+                nodes.append(
+                    {
+                        "__typename": "Issue",
+                        "id": f"I_{issue.id}",
+                        "number": issue.number,
+                        "title": issue.title,
+                        "body": issue.body,
+                        "state": issue.state.upper(),
+                        "repository": self.repository(),
+                    }
+                )
+        return nodes
 
     def thread(self, pull: Pull, top: Json) -> Node:
         threads = thread_comments(self.s, self.repo, pull)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pygit2
 
-from tests.fakes.github.store import Pull, Repo, Store
+from tests.fakes.github.store import Issue, Pull, Repo, Store
 
 FileMap = Mapping[str, str | bytes | None]
 
@@ -112,6 +112,24 @@ class RepoHelpers:
             repo.git().references.create(f"refs/pull/{number}/head", sha, force=True)
             repo.pulls[number] = pull
         return number
+
+    def create_issue(
+        self, full_name: str, *, title: str, body: str = "", user: str = "octocat"
+    ) -> int:
+        """An issue, numbered like the repository's pull requests."""
+        s = self.store
+        repo = s.repo(full_name)
+        with s.lock:
+            number = repo.next_number
+            repo.next_number += 1
+            repo.issues[number] = Issue(number, s.next_id(), title, body, user)
+        return number
+
+    def link_issue(self, full_name: str, pull: int, issue: int) -> None:
+        """Link ``issue`` to the pull request by hand, as GitHub's sidebar does."""
+        repo = self.store.repo(full_name)
+        with self.store.lock:
+            repo.linked_issues.setdefault(pull, []).append(issue)
 
     def _set_pull(self, full_name: str, number: int, **changes: Any) -> None:
         pull = self.store.pull(full_name, number)

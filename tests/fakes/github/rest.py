@@ -225,6 +225,8 @@ def blueprint(prefix: str) -> Blueprint:
         repo = auth_repo(owner, name)
         s = store()
         pull = repo.pulls.get(number)
+        if pull is None and number in repo.issues:
+            return json_response(s.issue_json(repo, repo.issues[number]))
         if pull is None:
             raise ApiError(404, "Not Found")
         pj = s.pull_json(repo, pull)

@@ -27,7 +27,8 @@ RPC_METHODS = frozenset(
         "issue_comments", "reactions", "check_runs", "pull", "repo_json", "head_sha",
         "branch_sha", "clone_url", "add_review_comment", "add_thread_reply",
         "react_to_review_comment", "resolve_thread", "unresolve_thread", "thread_resolved",
-        "review_comment", "registered_manifests", "set_webhook_secret",
+        "review_comment", "registered_manifests", "set_webhook_secret", "create_issue",
+        "link_issue",
     }
 )  # fmt: skip
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 if TYPE_CHECKING:
-    from tests.fakes.github.store import Installation, Pull, Repo
+    from tests.fakes.github.store import Installation, Issue, Pull, Repo
 
 Json = dict[str, Any]
 
@@ -84,6 +84,22 @@ class Shapes:
             "updated_at": iso(repo.created_at),
             "pushed_at": iso(time.time()),
             "permissions": {"admin": False, "maintain": False, "push": False, "pull": True},
+        }
+
+    def issue_json(self, repo: Repo, issue: Issue) -> Json:
+        url = f"{self.repo_url(repo)}/issues/{issue.number}"
+        return {
+            "id": issue.id,
+            "node_id": f"I_{issue.id}",
+            "number": issue.number,
+            "title": issue.title,
+            "body": issue.body,
+            "user": self.user(issue.user),
+            "state": issue.state,
+            "url": url,
+            "html_url": f"{self.web_url}/{repo.full_name}/issues/{issue.number}",
+            "comments_url": f"{url}/comments",
+            "labels": [],
         }
 
     def pull_json(self, repo: Repo, pull: Pull) -> Json:

@@ -68,6 +68,16 @@ class Pull:
 
 
 @dataclass
+class Issue:
+    number: int
+    id: int
+    title: str
+    body: str
+    user: str
+    state: str = "open"
+
+
+@dataclass
 class Repo:
     full_name: str
     id: int
@@ -77,6 +87,10 @@ class Repo:
     private: bool
     created_at: float
     pulls: dict[int, Pull] = field(default_factory=dict)
+    #: Issues share the pull requests' numbers, as on GitHub.
+    issues: dict[int, Issue] = field(default_factory=dict)
+    #: A pull request's number -> the issues linked to it by hand (GitHub's sidebar).
+    linked_issues: dict[int, list[int]] = field(default_factory=dict)
     next_number: int = 1
     #: login -> "admin" | "write" | "read" | "none" for the collaborator permission API.
     permissions: dict[str, str] = field(default_factory=dict)

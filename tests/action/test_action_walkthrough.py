@@ -1,0 +1,56 @@
+"""The walkthrough, a linked issue and path-scoped instructions in ``gitneural action``,
+run as GitHub's runner runs action.yml's step (a workspace cloned by git, an
+Actions-style token, the fake GitHub and the K3 stub): the review body and the step
+summary show the walkthrough; the prompt has the issue fenced and the matching
+instructions only."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.action.test_action_run import inputs
+from tests.support.actions import ActionsRun, checkout, pull_request_event
+from tests.support.job_world import CONFIG, REPO, job_world, submit
+from tests.support.planted import PLANTED_BUG
+from tests.support.walkthrough import DIAGRAM
+
+RULES = {
+    ".gitneural.toml": CONFIG + "\n[walkthrough]\ndiagram = true\n",
+    ".github/instructions/people.instructions.md": "---\napplyTo: people.py\n---\nPeople rule.\n",
+    ".github/instructions/calc.instructions.md": "---\napplyTo: calc.py\n---\nCalc rule.\n",
+}
+FENCE = re.compile(r"<untrusted-([0-9a-f]{12})>\n(.*?)\n</untrusted-\1>", re.DOTALL)
+
+
+def test_the_action_shows_the_walkthrough_and_reads_the_linked_issue(tmp_path: Path) -> None:
+    with job_world(tmp_path, base_files=RULES) as w:
+        issue = w.gh.create_issue(REPO, title="Adults at 18", body="Eighteen is adult.")
+        w.gh.edit_pull(REPO, w.number, body=f"Closes #{issue}")
+        event = pull_request_event(w.gh, REPO, w.number)
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="pull_request", event=event)
+        checkout(w.gh, REPO, w.number, run.workspace, token=run.token, shallow=False)
+        walkthrough = {
+            "summary": "Makes 18 a minor.",
+            "files": [{"path": "people.py", "note": "The age check."}],
+            "focus": ["people.py: the boundary"],
+            "diagram": DIAGRAM,
+            "issues": [{"number": issue, "verdict": "no", "why": "the opposite"}],
+        }
+        w.stub.push(submit(PLANTED_BUG, walkthrough=walkthrough))
+        done = run.step("review", inputs(w))
+        assert done.returncode == 0, done.stdout + done.stderr
+        [review] = w.reviews()
+        [chat] = w.stub.chat_requests
+        summary = run.summary.read_text()
+    prompt = str(chat.body["messages"][1]["content"])
+    fenced = [m.group(2) for m in FENCE.finditer(prompt)]
+    assert "Adults at 18" in fenced and "Eighteen is adult." in fenced
+    assert "People rule." in prompt and "Calc rule." not in prompt
+    for text in (review["body"], summary):
+        assert "Makes 18 a minor." in text and "| `people.py` | The age check. |" in text
+        assert f"- #{issue}: **no** (not addressed): the opposite" in text
+        assert "```mermaid\nsequenceDiagram" in text
+    assert "<summary>Walkthrough</summary>" in review["body"]
+    assert "#### Walkthrough" in summary
+    assert "Walkthrough:" in done.stdout  # the job's log: the terminal text
