@@ -99,6 +99,8 @@ def _kind(hint: Any) -> str:
         return "one of " + ", ".join(choices)
     if hint is bool:
         return "`true` or `false`"
+    if hint is str:
+        return "a string"
     if hint is int:
         return "a whole number >= 0"
     if hint is float:

@@ -13,8 +13,8 @@ and no model call.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
-from bot.ask_command import ask_question
 from bot.domain.discussion import PullQuestion
 from bot.errors import GitHubError
 from bot.gh.answers import react
@@ -25,7 +25,12 @@ from bot.usecases.discussion.thread_run import ConversationOutcome, Conversation
 log = logging.getLogger("gitneural.worker")
 
 
-def answer_ask(run: ConversationRun) -> ConversationOutcome:
+def answer_ask(
+    run: ConversationRun, ask_question: Callable[[str | None], str | None]
+) -> ConversationOutcome:
+    """``ask_question``: the question a comment asks, None when it is no ``/ask`` (the
+    command's grammar, :mod:`bot.commands.ask`): the comment is read again here, as it
+    may have been edited since it was queued."""
     job = run.job
     try:
         react(run.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=run.forget_token)
