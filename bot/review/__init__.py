@@ -19,8 +19,8 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
 :func:`answer_thread`, :func:`answer_question` and :func:`describe_change` (``answers``)
 answer developers who talk back, in a finding's thread, with ``/ask`` or ``/describe``,
 on the same stages and the same loop. They, and :func:`review`, take the repository's
-learnings (``context.learnings``: the rules taught with ``/learn``, shown after the trusted instructions, within
-:data:`LEARNINGS_LIMIT`).
+learnings (``context.learnings``: the rules taught with ``/learn``, shown after the
+trusted instructions, within :data:`LEARNINGS_LIMIT`).
 """
 
 from bot.review.agent.parallel import ReviewGroup
