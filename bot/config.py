@@ -148,9 +148,9 @@ class GitHubSettings:
     base_branches: list[str] = field(default_factory=list)
     #: A pull request changing more lines than this (added plus deleted) gets no automatic
     #: review and a ``skipped`` check run; 0: no limit.
-    max_review_lines: int = 5_000
+    max_review_lines: int = 0
     #: Likewise for the number of changed files; 0: no limit.
-    max_review_files: int = 100
+    max_review_files: int = 0
     #: Review draft pull requests too.
     review_drafts: bool = False
     #: ``author_association`` values allowed to use ``/review``, reply, ``/ask`` and ``/learn``.
