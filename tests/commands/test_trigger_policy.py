@@ -12,6 +12,8 @@ from bot.config import ConfigError, parse_config
 from bot.usecases.review.run import run_review_job
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
+from tests.support.webhooks import variant
+from tests.web.test_web_app import Hook
 
 
 def _config(github: str) -> dict[str, str | None]:
@@ -118,3 +120,12 @@ def test_with_auto_review_label_the_label_starts_the_review(tmp_path: Path, trig
         w.gh.set_labels(REPO, w.number, ["please-review"])
         w.stub.push(submit(PLANTED_BUG))
         assert run_review_job(w.job(trigger), w.ctx).status == "posted"
+
+
+def test_the_webhook_queues_labeled_for_the_worker_s_policy_to_judge(tmp_path: Path) -> None:
+    hook = Hook(tmp_path)
+    payload = variant("pull_request.opened.payload.json", action="labeled")
+    resp = hook.post("pull_request", payload)
+    assert (resp.status_code, resp.json["trigger"]) == (202, "labeled")
+    unlabeled = variant("pull_request.opened.payload.json", action="unlabeled")
+    assert hook.post("pull_request", unlabeled).json["status"] == "ignored"
