@@ -12,25 +12,14 @@ any retry.
 
 from __future__ import annotations
 
-import logging
-
-from bot.errors import GitHubError
-from bot.gh.answers import react
 from bot.render.command_answers import description_body
 from bot.review import describe_change
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
 
-log = logging.getLogger("gitneural.worker")
-
 
 def answer_describe(run: ConversationRun) -> ConversationOutcome:
     job = run.job
-    try:
-        react(run.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=run.forget_token)
-    except GitHubError as exc:
-        if exc.transient:
-            raise
-        log.warning("%s: no eyes reaction: %s", job.key, exc)
+    run.eyes()
     pull = run.open_pull()
     if pull is None:
         return ConversationOutcome("gone", detail="the pull request is closed or gone")

@@ -12,17 +12,12 @@ and no model call.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from bot.domain.discussion import PullQuestion
-from bot.errors import GitHubError
-from bot.gh.answers import react
 from bot.render.discussion import USAGE, answer_body, notice_body
 from bot.review import answer_question
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
-
-log = logging.getLogger("gitneural.worker")
 
 
 def answer_ask(
@@ -32,12 +27,7 @@ def answer_ask(
     command's grammar, :mod:`bot.commands.ask`): the comment is read again here, as it
     may have been edited since it was queued."""
     job = run.job
-    try:
-        react(run.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=run.forget_token)
-    except GitHubError as exc:
-        if exc.transient:
-            raise
-        log.warning("%s: no eyes reaction: %s", job.key, exc)
+    run.eyes()
     pull = run.open_pull()
     if pull is None:
         return ConversationOutcome("gone", detail="the pull request is closed or gone")
