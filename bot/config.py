@@ -22,6 +22,7 @@ CONFIG_FILE = ".gitneural.toml"
 
 SeverityName = Literal["critical", "major", "minor", "nit"]
 CheckConclusion = Literal["neutral", "failure"]
+AutoReview = Literal["always", "label", "off"]
 
 #: Paths no reviewer wants to read: lock files, vendored and generated code, minified
 #: assets. Matched with ``fnmatch`` semantics against the whole path (``*`` spans ``/``).
@@ -163,8 +164,22 @@ class GitHubSettings:
     """The GitHub App and the Action: a repository may narrow the deployment's gates,
     never widen them."""
 
-    #: Review pull requests when they are opened or pushed to.
-    auto_review: bool = True
+    #: Which pull requests are reviewed when opened or pushed to: ``always``, ``label``
+    #: (only those labelled ``review_label``) or ``off`` (``/review`` only); ``true`` and
+    #: ``false`` still mean ``always`` and ``off``.
+    auto_review: AutoReview = "always"
+    #: With ``auto_review = "label"``: the label that asks for automatic reviews.
+    review_label: str = "gitneural"
+    #: A pull request with this label gets no automatic review (``/review`` still works).
+    skip_label: str = "gitneural:skip"
+    #: Base branches whose pull requests are reviewed automatically (globs, ``release/*``);
+    #: empty: every branch.
+    base_branches: list[str] = field(default_factory=list)
+    #: A pull request changing more lines than this (added plus deleted) gets no automatic
+    #: review and a ``skipped`` check run; 0: no limit.
+    max_review_lines: int = 0
+    #: Likewise for the number of changed files; 0: no limit.
+    max_review_files: int = 0
     #: Review draft pull requests too.
     review_drafts: bool = False
     #: ``author_association`` values allowed to use ``/review``, reply, ``/ask`` and ``/learn``.
@@ -240,6 +255,10 @@ def _check_value(key: str, value: Any, hint: Any) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, not {value!r}")
         return value
+    if hint is str:
+        if not isinstance(value, str) or not value.strip() or not value.isprintable():
+            raise ConfigError(f"{key} must be a non-empty string, not {value!r}")
+        return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"{key} must be a whole number >= 0, not {value!r}")
@@ -280,6 +299,12 @@ def _keys(cls: type[Any]) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)}
 
 
+#: Settings that took a boolean before they took a word: the boolean still means this.
+_WERE_BOOLEAN: dict[str, dict[bool, str]] = {
+    "github.auto_review": {True: "always", False: "off"},
+}
+
+
 def _section(name: str, cls: type[Any], table: Any) -> Any:
     if not isinstance(table, dict):
         raise ConfigError(f"[{name}] must be a table, not {table!r}")
@@ -289,6 +314,9 @@ def _section(name: str, cls: type[Any], table: Any) -> Any:
     for key, value in table.items():
         if key not in known:
             raise ConfigError(f"unknown key {name}.{key} (known keys: {', '.join(sorted(known))})")
+        old = _WERE_BOOLEAN.get(f"{name}.{key}")
+        if old is not None and isinstance(value, bool):
+            value = old[value]
         values[key] = _check_value(f"{name}.{key}", value, hints[key])
     return cls(**values)
 

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, Protocol, get_args
 from bot.effort import EFFORTS
 from bot.errors import GitNeuralError
 
-Trigger = Literal["opened", "reopened", "ready_for_review", "synchronize", "command"]
+Trigger = Literal["opened", "reopened", "ready_for_review", "synchronize", "labeled", "command"]
 TRIGGERS: Final[tuple[str, ...]] = get_args(Trigger)
 
 
@@ -119,10 +119,11 @@ def _check(job: ReviewJob) -> None:
         raise JobError(f"invalid review job: effort must be one of {', '.join(EFFORTS)}")
 
 
-#: ``resolved``: a thread a person resolved (no model call, nothing posted);
-#: ``learn``, ``learnings`` and ``forget``: the learning commands, answered without a model.
-ConversationTrigger = Literal["reply", "ask", "resolved", "learn", "learnings", "forget"]
-CONVERSATION_TRIGGERS: Final[tuple[str, ...]] = get_args(ConversationTrigger)
+#: A conversation job's kind: ``reply``, ``resolved`` (a thread a person resolved: no
+#: model call, nothing posted), or a command's name. Which kinds exist is the command
+#: registry's to say (:mod:`bot.commands`); the worker refuses a kind it does not know,
+#: loudly. Here only its shape is checked.
+_KIND = re.compile(r"[a-z]{1,30}")
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,8 @@ class ConversationJob:
     installation_id: int
     repo: str
     pr_number: int
-    #: ``reply`` (in a review thread), ``ask`` (``/ask`` on the PR), ``resolved``, or a
-    #: learning command.
+    #: ``reply`` (in a review thread), ``resolved``, or a command's name (``ask``,
+    #: ``learn``, ``describe``…: :mod:`bot.commands`).
     trigger: str
     #: The comment that asks: the reply in the thread, or the ``/ask`` comment (for
     #: ``resolved``: the resolved thread's first comment).
@@ -208,8 +209,8 @@ def _check_conversation(job: ConversationJob) -> None:
             "invalid conversation job: repo must be 'owner/name' of letters, digits, '-', '_' "
             "and '.'"
         )
-    if job.trigger not in CONVERSATION_TRIGGERS:
-        raise JobError(f"invalid conversation job: trigger must be one of {CONVERSATION_TRIGGERS}")
+    if not _KIND.fullmatch(job.trigger):
+        raise JobError("invalid conversation job: trigger must be a kind of lowercase letters")
     if job.trigger == "reply" and job.in_reply_to is None:
         raise JobError("invalid conversation job: a reply names the comment it answers")
     if job.created_at is not None and not _TIME.fullmatch(job.created_at):

@@ -1,8 +1,11 @@
 """From the workflow's event to a review job, through the App's own router.
 
 ``pull_request`` and ``pull_request_target`` review the pull request; an
-``issue_comment`` saying ``/review`` asks for a review, allowed by the same gate as the
-App (author association, bots and GitNeural itself ignored, the comment's options). The
+``issue_comment`` that is a command is read by the App's command registry
+(:mod:`bot.commands`), allowed by the same gate as the App (author association, bots and
+GitNeural itself ignored, the comment's options): ``/review`` asks for a review, and a
+command the Action does not run (``in_action`` false) is named in the reason. The job
+runner applies the repository's trigger policy to automatic reviews, as for the App. The
 App's deployment-wide switches are left open here (automatic reviews, drafts): for a
 workflow, the repository's ``.gitneural.toml`` on the base branch decides, as the job
 runner reads it. Everything else is not GitNeural's to act on, and says why.
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.action.env import ActionEnv
+from bot.commands import commands
 from bot.jobs import ReviewJob
 from bot.usecases.context import TOKEN_INSTALLATION
 from bot.web.events import route
@@ -63,9 +67,10 @@ def review_job(action: ActionEnv) -> ReviewJob | Nothing:
     if decision.job is None:
         return Nothing(decision.reason)
     if not isinstance(decision.job, ReviewJob):
-        return Nothing(
-            "GitNeural answers replies, /ask and /learn as a GitHub App; the Action reviews"
-        )
+        runs = ", ".join(f"/{c.name}" for c in commands().values() if c.in_action)
+        what = decision.job.trigger
+        asked = "a reply in a thread" if what == "reply" else f"/{what}"
+        return Nothing(f"{asked} is answered by the GitHub App; the Action runs {runs}")
     if decision.job.repo.lower() != action.repository.lower():
         return Nothing(f"the event is about {decision.job.repo}, not {action.repository}")
     return decision.job

@@ -90,7 +90,7 @@ def _with_hook(existing: str) -> str | None:
 
 
 def _plan(top: Path, args: argparse.Namespace) -> list[_Write]:
-    from bot.render.settings_file import default_settings_file
+    from bot.render.settings.init_file import default_settings_file
 
     writes = [_Write(top / CONFIG_FILE, default_settings_file(), "every setting at its default")]
     if args.hook:

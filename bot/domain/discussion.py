@@ -71,3 +71,18 @@ class Answer:
     effort: str = ""
     duration_s: float = 0.0
     tool_calls: int = 0
+
+
+@dataclass
+class Description:
+    """A title and description K3 suggests for a pull request (``/describe``): model
+    output, sanitised before posting, and never written into the pull request."""
+
+    title: str
+    what: str
+    why: str
+    how_to_test: str
+    risk: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    effort: str = ""

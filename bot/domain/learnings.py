@@ -8,8 +8,31 @@ only when the change touches that path (a file, or everything under a directory)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final, Literal
+
+#: The commands that teach, list and forget learnings (their grammar: :mod:`bot.commands`).
+LearningName = Literal["learn", "learnings", "forget"]
+
+#: A rule is at most this long: it is read by the model in every later review.
+MAX_RULE_CHARS: Final = 1_000
+
+_ID = re.compile(r"#?([0-9]{1,18})")
+
+
+@dataclass(frozen=True)
+class LearningCommand:
+    name: LearningName
+    #: ``/learn``: the rule ("" when none is given); ``/forget``: the id as written.
+    argument: str
+
+
+def forget_id(argument: str) -> int | None:
+    """The id ``/forget`` names (``12`` or ``#12``), or None when it names none."""
+    found = _ID.fullmatch(argument.strip())
+    return int(found.group(1)) if found else None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,35 @@ class Check:
         return cls(fresh_read(create, "creating the GitNeural check run", on_401), on_401)
 
     @classmethod
+    def skipped(
+        cls,
+        repo: Repository,
+        head_sha: str,
+        *,
+        external_id: str,
+        title: str,
+        summary: str,
+        on_401: Callable[[], None] | None = None,
+    ) -> Check:
+        """A run created completed as ``skipped`` (one POST): GitNeural chose not to review
+        this head, and says why, rather than leave nothing or a green check."""
+
+        def create() -> CheckRun:
+            now = _now()
+            return repo.create_check_run(
+                name=CHECK_NAME,
+                head_sha=head_sha,
+                status="completed",
+                conclusion="skipped",
+                external_id=external_id[:100],
+                started_at=now,
+                completed_at=now,
+                output=_output(title, summary, "", []),
+            )
+
+        return cls(fresh_read(create, "creating the GitNeural check run", on_401), on_401)
+
+    @classmethod
     def resume(
         cls,
         repo: Repository,

@@ -41,6 +41,12 @@ class PullInfo:
     author: str
     #: The base repository's numeric id: stable across renames (the store keys on it).
     repo_id: int = 0
+    #: Label names, as GitHub lists them on the pull request.
+    labels: tuple[str, ...] = ()
+    #: GitHub's own count of the whole pull request's changed lines and files.
+    additions: int = 0
+    deletions: int = 0
+    changed_files: int = 0
 
     @property
     def open(self) -> bool:
@@ -83,6 +89,14 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
         body=str(data.get("body") or ""),
         author=str((data.get("user") or {}).get("login") or ""),
         repo_id=int(base_repo.get("id") or 0),
+        labels=tuple(
+            str(label.get("name") or "")
+            for label in data.get("labels") or []
+            if isinstance(label, dict)
+        ),
+        additions=int(data.get("additions") or 0),
+        deletions=int(data.get("deletions") or 0),
+        changed_files=int(data.get("changed_files") or 0),
     )
 
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from prometheus_client import Counter, Gauge, Histogram
 
 #: The jobs a worker runs, and how each can end (``retried``: a transient fault, again later).
-JOB_KINDS: Final = ("review", "reply", "ask", "learning", "eyes")
+#: ``command``: the other comment commands (``/describe``, ``/help``, any added later).
+JOB_KINDS: Final = ("review", "reply", "ask", "learning", "command", "eyes")
 JOB_OUTCOMES: Final = ("posted", "skipped", "superseded", "failed", "retried")
 #: How a webhook delivery was answered.
 DELIVERY_OUTCOMES: Final = ("queued", "ignored", "duplicate", "rejected")

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from bot.domain.learnings import Learning
-from bot.learn_command import MAX_RULE_CHARS
+from bot.domain.learnings import MAX_RULE_CHARS, Learning
 from bot.render.discussion import Kind, answer_marker
 from bot.render.github import code_span
 from bot.render.sanitize import sanitize_inline

@@ -16,14 +16,15 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
 8. ``findings``: what the model reported, parsed, then checked against the real change
    (the quoted evidence, anchoring, suggestions, duplicates, cap).
 
-:func:`answer_thread` and :func:`answer_question` (``answers``) answer developers who talk
-back, in a finding's thread or with ``/ask``, on the same stages and the same loop. Both,
-and :func:`review`, take the repository's learnings (``context.learnings``: the rules
-taught with ``/learn``, shown after the trusted instructions, within
-:data:`LEARNINGS_LIMIT`).
+:func:`answer_thread`, :func:`answer_question` and :func:`describe_change` (``answers``)
+answer developers who talk back, in a finding's thread, with ``/ask`` or ``/describe``,
+on the same stages and the same loop. They, and :func:`review`, take the repository's
+learnings (``context.learnings``: the rules taught with ``/learn``, shown after the
+trusted instructions, within :data:`LEARNINGS_LIMIT`).
 """
 
 from bot.review.agent.parallel import ReviewGroup
+from bot.review.answers.describe import describe_change
 from bot.review.answers.run import answer_question, answer_thread
 from bot.review.context.learnings import LIMIT_TEXT as LEARNINGS_LIMIT
 from bot.review.context.learnings import select_learnings
@@ -50,6 +51,7 @@ __all__ = [
     "answer_question",
     "answer_thread",
     "apply_suggestion",
+    "describe_change",
     "find_file",
     "plan_review",
     "replacement_lines",

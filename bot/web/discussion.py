@@ -1,6 +1,5 @@
-"""Deliveries that ask GitNeural to answer: a reply in a review thread, ``/ask``, or a
-learning command (``/learn``, ``/learnings``, ``/forget``, on the PR or in a review
-thread; answered on a closed PR too: teaching after a merge is natural).
+"""Deliveries in review threads: a reply to answer, a command written in a thread (the
+registry's ``in_threads`` commands, :mod:`bot.web.commands`), a thread resolved.
 
 A ``pull_request_review_comment`` that is a reply (``comment.in_reply_to_id`` set) by an
 allowed commenter becomes a :class:`~bot.jobs.ConversationJob`. Whether the thread is
@@ -19,11 +18,10 @@ and the PR's author resolve threads).
 
 from __future__ import annotations
 
-from bot.ask_command import ask_question
 from bot.jobs import ConversationJob
-from bot.learn_command import learning_command
 from bot.text import loggable
 from bot.web import payload as p
+from bot.web.commands import command_decision
 from bot.web.decisions import Decision, ignore, sent_by_bot, without_installation
 from bot.web.payload import Payload
 from bot.web.settings import WebSettings
@@ -42,7 +40,7 @@ def _refused(payload: Payload, settings: WebSettings, what: str, number: int) ->
 def _queued(
     payload: Payload, delivery_id: str, number: int, trigger: str, in_reply_to: int | None = None
 ) -> Decision:
-    """The comment (a reply, ``/ask`` or a learning command) queued as its job."""
+    """A reply queued as its job."""
     repo = p.text(payload, "repository.full_name")
     job = ConversationJob(
         installation_id=p.ident(payload, "installation.id"),
@@ -71,9 +69,17 @@ def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings)
     # A command in a thread is answered in it: its first comment is the one replied to,
     # or the comment itself when it starts the thread.
     top = "comment.in_reply_to_id" if p.has(payload, "comment.in_reply_to_id") else "comment.id"
-    learned = learning_decision(payload, delivery_id, settings, number, p.ident(payload, top))
-    if learned is not None:
-        return learned
+    command = command_decision(
+        payload,
+        delivery_id,
+        settings,
+        number,
+        state_at="pull_request.state",
+        thread=p.ident(payload, top),
+        in_thread=True,
+    )
+    if command is not None:
+        return command
     if not p.has(payload, "comment.in_reply_to_id"):
         return ignore(payload, "a new review comment, not a reply in a thread", number)
     if not (p.optional_text(payload, "comment.body") or "").strip():
@@ -86,23 +92,6 @@ def on_review_comment(payload: Payload, delivery_id: str, settings: WebSettings)
     return _queued(
         payload, delivery_id, number, "reply", p.ident(payload, "comment.in_reply_to_id")
     )
-
-
-def ask_decision(
-    payload: Payload, delivery_id: str, settings: WebSettings, number: int
-) -> Decision | None:
-    """The decision about an ``issue_comment`` that is ``/ask``; None for other comments.
-
-    An ``/ask`` with nothing asked is queued too: the worker answers with the usage.
-    """
-    if ask_question(p.optional_text(payload, "comment.body")) is None:
-        return None
-    refused = _refused(payload, settings, "/ask", number)
-    if refused is not None:
-        return refused
-    if p.optional_text(payload, "issue.state") == "closed":
-        return ignore(payload, "pull request is closed", number)
-    return _queued(payload, delivery_id, number, "ask")
 
 
 def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
@@ -131,17 +120,3 @@ def on_review_thread(payload: Payload, delivery_id: str, settings: WebSettings) 
         requested_by=p.text(payload, "sender.login"),
     )
     return Decision("queued", job, action, repo, number)
-
-
-def learning_decision(
-    payload: Payload, delivery_id: str, settings: WebSettings, number: int, thread: int | None
-) -> Decision | None:
-    """The decision about a comment that is a learning command (``thread``: the first
-    comment of the review thread it was written in); None for other comments."""
-    command = learning_command(p.optional_text(payload, "comment.body"))
-    if command is None:
-        return None
-    refused = _refused(payload, settings, f"/{command.name}", number)
-    if refused is not None:
-        return refused
-    return _queued(payload, delivery_id, number, command.name, thread)

@@ -13,14 +13,9 @@ from collections.abc import Callable
 from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
-from bot.web.commands import CommandError, parse_review_command
+from bot.web.commands import command_decision
 from bot.web.decisions import Decision, ignore, sent_by_bot, without_installation
-from bot.web.discussion import (
-    ask_decision,
-    learning_decision,
-    on_review_comment,
-    on_review_thread,
-)
+from bot.web.discussion import on_review_comment, on_review_thread
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
 
@@ -28,7 +23,9 @@ __all__ = ["HANDLERS", "Decision", "route"]
 
 log = logging.getLogger("gitneural.web")
 
-PR_ACTIONS = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
+#: ``labeled``: with ``github.auto_review = "label"`` (a repository setting the worker
+#: reads), adding the review label starts the review.
+PR_ACTIONS = frozenset({"opened", "reopened", "ready_for_review", "synchronize", "labeled"})
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -90,40 +87,10 @@ def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) 
     bot = sent_by_bot(payload, settings)
     if bot:
         return ignore(payload, bot, number)
-    learned = learning_decision(payload, delivery_id, settings, number, thread=None)
-    if learned is not None:
-        return learned
-    asked = ask_decision(payload, delivery_id, settings, number)
-    if asked is not None:
-        return asked
-    try:
-        command = parse_review_command(p.optional_text(payload, "comment.body"))
-    except CommandError as exc:
-        return ignore(payload, f"/review refused: {exc}", number)
-    if command is None:
-        return ignore(payload, "not a /review command", number)
-    association = p.text(payload, "comment.author_association")
-    if association not in settings.allowed_associations:
-        return ignore(payload, f"/review by {loggable(association)} is not allowed", number)
-    if p.optional_text(payload, "issue.state") == "closed":
-        return ignore(payload, "pull request is closed", number)
-    if refused := without_installation(payload):
-        return refused
-    repo = p.text(payload, "repository.full_name")
-    job = ReviewJob(
-        installation_id=p.ident(payload, "installation.id"),
-        repo=repo,
-        pr_number=number,
-        head_sha=None,
-        trigger="command",
-        delivery_id=delivery_id,
-        effort=command.effort,
-        full=command.full,
-        comment_id=p.ident(payload, "comment.id"),
-        requested_by=p.text(payload, "comment.user.login"),
-        author_association=association,
-    )
-    return Decision("queued", job, action, repo, number)
+    decision = command_decision(payload, delivery_id, settings, number, state_at="issue.state")
+    if decision is None:
+        return ignore(payload, "not a command", number)
+    return decision
 
 
 def on_installation(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config, parse_config
-from bot.render.config_reference import (
+from bot.render.settings.reference import (
     main,
     render_env,
     render_page,
@@ -33,7 +33,7 @@ def test_every_setting_has_a_description() -> None:
 
 def test_the_committed_page_is_the_generated_one() -> None:
     assert PAGE.read_text("utf-8") == render_page(sections()), (
-        "docs/configuration.md is stale: run python -m bot.render.config_reference"
+        "docs/configuration.md is stale: run python -m bot.render.settings.reference"
     )
 
 
@@ -67,7 +67,7 @@ def test_an_undescribed_server_setting_is_named_and_fails_the_check(
     blank = ServerSetting("GITNEURAL_SOMETHING_NEW", "1", " ", group="operations")
     table = (*SERVER_SETTINGS, blank)
     assert undocumented_env(table) == ["GITNEURAL_SOMETHING_NEW"]
-    monkeypatch.setattr("bot.render.config_reference.SERVER_SETTINGS", table)
+    monkeypatch.setattr("bot.render.settings.reference.SERVER_SETTINGS", table)
     assert main(["--output", str(tmp_path / "configuration.md")]) == 1
     assert "GITNEURAL_SOMETHING_NEW" in capsys.readouterr().err
     assert not (tmp_path / "configuration.md").exists()

@@ -43,8 +43,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.effort",
             "bot.usage",
             "bot.retry_after",
-            "bot.ask_command",
-            "bot.learn_command",
             "prompts",
         ),
     ),
@@ -70,6 +68,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "the use cases: a pull request reviewed, a discussion answered",
         ("bot.usecases",),
+    ),
+    (
+        "the commands: one module each, routed by the entrances through their registry",
+        ("bot.commands",),
     ),
     ("entrances", ("bot.web", "workers", "hooks")),
     ("the GitHub Action, on the App's router and the use cases", ("bot.action",)),

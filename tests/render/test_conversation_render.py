@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.ask_command import ask_question
+from bot.commands.ask import ask_question
 from bot.render.discussion import (
     MAX_ANSWER,
     USAGE,

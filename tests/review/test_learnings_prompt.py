@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.commands.learn import learning_command
 from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import parse_diff
-from bot.domain.learnings import Learning
-from bot.learn_command import LearningCommand, forget_id, learning_command
+from bot.domain.learnings import Learning, LearningCommand, forget_id
 from bot.review import PlanOptions, plan_review
 from bot.review.context.learnings import (
     MAX_LEARNINGS,

@@ -27,6 +27,14 @@ ASK_FIXTURE = "issue_comment.created.on-pull-request.payload.json"
 REPLY_ANSWER = "It stays: 18 is an adult here, and `age > 18` refuses them."
 WITHDRAW_ANSWER = "You are right: the rule is intended, so this finding does not apply."
 ASK_ANSWER = "The change makes `is_adult` refuse 18-year-olds (`people.py` line 2)."
+#: What the brain submits for ``/describe``.
+DESCRIPTION = {
+    "title": "Make is_adult strict about the age of majority",
+    "what": "`is_adult` in `people.py` now compares with `>`.",
+    "why": "The description does not say; the code suggests a stricter rule.",
+    "how_to_test": "Call `is_adult(18)` and `is_adult(19)`.",
+    "risk": "18-year-olds are refused from now on.",
+}
 AGREE = "intended"
 
 
@@ -35,7 +43,7 @@ def tool_names(body: dict[str, Any]) -> set[str]:
 
 
 def is_conversation(body: dict[str, Any]) -> bool:
-    return bool(tool_names(body) & {"submit_reply", "submit_answer"})
+    return bool(tool_names(body) & {"submit_reply", "submit_answer", "submit_description"})
 
 
 def _user_text(body: dict[str, Any]) -> str:
@@ -55,6 +63,11 @@ def conversation_reply(body: dict[str, Any]) -> Reply:
         return Reply(
             reasoning="Let me read the file before I answer.",
             tool_calls=[("read_file", {"path": _path_of(body)})],
+        )
+    if "submit_description" in names:
+        return Reply(
+            reasoning="I have read the change; describing it.",
+            tool_calls=[("submit_description", dict(DESCRIPTION))],
         )
     if "submit_answer" in names:
         return Reply(

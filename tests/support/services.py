@@ -93,16 +93,25 @@ def wait_for(
 
 
 class GitNeuralProcess:
-    """``gitneural ARGS`` in its own process, output in ``log``; stopped on exit."""
+    """``gitneural ARGS`` in its own process, output in ``log``; stopped on exit.
+    ``program``: another entry point that ends in GitNeural's (one that registers a
+    command first, say)."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        log: Path,
+        program: list[str] | None = None,
+    ) -> None:
         self.args, self.env, self.log_path = args, env, log
+        self.program = program or GITNEURAL
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> GitNeuralProcess:
         self._log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [*GITNEURAL, "-v", *self.args],
+            [*self.program, "-v", *self.args],
             env=self.env,
             cwd=ROOT,
             stdout=self._log,
@@ -154,11 +163,14 @@ def worker_ready(proc: GitNeuralProcess) -> None:
     proc.wait_log("ready.", timeout=60)
 
 
-def start_serve(env: dict[str, str], log: Path, *args: str) -> tuple[GitNeuralProcess, str]:
+def start_serve(
+    env: dict[str, str], log: Path, *args: str, program: list[str] | None = None
+) -> tuple[GitNeuralProcess, str]:
     """``gitneural serve`` (one web worker) on a free port, once ``/healthz`` answers; the
     process and its ``host:port``."""
     port = free_port()
-    proc = GitNeuralProcess(["serve", "--port", str(port), "--workers", "1", *args], env, log)
+    argv = ["serve", "--port", str(port), "--workers", "1", *args]
+    proc = GitNeuralProcess(argv, env, log, program)
     proc.start()
     address = f"127.0.0.1:{port}"
 

@@ -125,7 +125,7 @@ def test_learn_list_refuse_and_forget_across_reviews(deployment: Deployment) -> 
     )
     refused = drive_by["delivery"]
     assert (refused.status, refused.json["status"]) == (200, "ignored")
-    assert refused.json["reason"] == "/learn by NONE is not answered"
+    assert refused.json["reason"] == "/learn by NONE is not allowed"
     assert [r.id for r in _rules(d)] == [rule.id]
     assert _answers(d, number, drive_by["id"]) == []
 

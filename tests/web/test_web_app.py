@@ -60,7 +60,7 @@ def hook(tmp_path: Path) -> Hook:
 
 EXPECTED = {
     "installation.created.payload.json": (200, "installation created logged"),
-    "issue_comment.created.on-pull-request.payload.json": (200, "not a /review command"),
+    "issue_comment.created.on-pull-request.payload.json": (200, "not a command"),
     "issue_comment.created.payload.json": (200, "comment on an issue, not on a pull request"),
     "ping.with-app_id.payload.json": (200, "pong"),
     OPENED: (202, None),
@@ -127,7 +127,7 @@ def test_other_review_actions_queue_with_their_trigger(hook: Hook, action: str) 
     assert [j.trigger for j in hook.queue.jobs] == [action]
 
 
-@pytest.mark.parametrize("action", ["closed", "edited", "labeled", "assigned"])
+@pytest.mark.parametrize("action", ["closed", "edited", "unlabeled", "assigned"])
 def test_other_pull_request_actions_are_ignored(hook: Hook, action: str) -> None:
     resp = hook.post("pull_request", variant(OPENED, action=action))
     assert resp.status_code == 200
@@ -292,7 +292,7 @@ def test_review_on_a_closed_pull_request_is_ignored(hook: Hook) -> None:
 @pytest.mark.parametrize("body", ["/reviewer", "please /review", "", None, "/review-now"])
 def test_non_commands_are_ignored(hook: Hook, body: str | None) -> None:
     resp = hook.post("issue_comment", comment(body, "OWNER"))
-    assert resp.json["reason"] == "not a /review command"
+    assert resp.json["reason"] == "not a command"
 
 
 # ---- bots, drafts, switches ------------------------------------------------------------

@@ -114,10 +114,10 @@ def test_ask_is_queued_as_a_conversation(hook: Hook, body: str) -> None:
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        (comment("/ask why?", "NONE"), "/ask by NONE is not answered"),
+        (comment("/ask why?", "NONE"), "/ask by NONE is not allowed"),
         (comment("/ask why?", "OWNER", **{"issue.state": "closed"}), "pull request is closed"),
         (comment("/ask why?", "OWNER", action="edited"), "issue_comment edited is not a command"),
-        (comment("/asking why?", "OWNER"), "not a /review command"),
+        (comment("/asking why?", "OWNER"), "not a command"),
         (comment("/ask why?", "OWNER", **{"sender.type": "Bot"}), "sent by a bot"),
     ],
 )

@@ -66,17 +66,17 @@ def test_a_closed_pull_request_can_still_be_taught(hook: Hook) -> None:
 @pytest.mark.parametrize(
     ("event", "payload", "reason"),
     [
-        ("issue_comment", comment("/learn trust me", "NONE"), "/learn by NONE is not answered"),
+        ("issue_comment", comment("/learn trust me", "NONE"), "/learn by NONE is not allowed"),
         ("issue_comment", comment("/forget 1", "CONTRIBUTOR"),
-         "/forget by CONTRIBUTOR is not answered"),
+         "/forget by CONTRIBUTOR is not allowed"),
         ("issue_comment", comment("/learnings", "FIRST_TIMER"),
-         "/learnings by FIRST_TIMER is not answered"),
+         "/learnings by FIRST_TIMER is not allowed"),
         ("issue_comment", comment("/learn x", "OWNER", **{"sender.type": "Bot"}), "sent by a bot"),
         ("issue_comment", comment("/learn x", "OWNER", action="edited"),
          "issue_comment edited is not a command"),
-        ("issue_comment", comment("/learned x", "OWNER"), "not a /review command"),
+        ("issue_comment", comment("/learned x", "OWNER"), "not a command"),
         ("pull_request_review_comment", reply("NONE", **{"comment.body": "/learn trust me"}),
-         "/learn by NONE is not answered"),
+         "/learn by NONE is not allowed"),
     ],
 )  # fmt: skip
 def test_commands_not_to_answer_get_200_with_the_reason(

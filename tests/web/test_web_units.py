@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.commands import CommandError, Invocation, find_command
 from bot.envvars import default_data_dir
 from bot.errors import ConfigError
 from bot.jobs import JobError, ReviewJob
-from bot.web.commands import CommandError, ReviewCommand, parse_review_command
 from bot.web.settings import WebSettings
 from bot.web.signature import sign, verify
 
@@ -41,6 +41,17 @@ def test_other_body_or_secret_does_not_verify() -> None:
 
 
 # ---- /review ---------------------------------------------------------------------------
+
+
+def ReviewCommand(effort: str | None = None, full: bool = False) -> Invocation:
+    options = {"effort": effort} if effort else {}
+    return Invocation(options={**options, **({"full": "yes"} if full else {})})
+
+
+def parse_review_command(body: str | None) -> Invocation | None:
+    """The registry's reading of a comment, when it is ``/review``."""
+    found = find_command(body)
+    return found[1] if found is not None and found[0].name == "review" else None
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
 from bot.render.discussion import WITHDRAWN, answered_comment
 from bot.render.github import Marker
@@ -23,7 +24,7 @@ from bot.store import open_store, upgrade
 from bot.store.findings import stored_finding
 from bot.store.usage import record_usage
 from bot.usage import Usage
-from bot.usecases.discussion.dispatch import QUOTA_NOTICE, run_conversation_job
+from bot.usecases.discussion.dispatch import QUOTA_NOTICE
 from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (
@@ -86,7 +87,7 @@ def test_a_reply_in_gitneural_s_thread_is_answered_once_in_that_thread(w: World)
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why is this a bug?")
     job = reply_job(w, reply)
     w.reset_calls()
-    outcome = run_conversation_job(job, w.ctx)
+    outcome = run_conversation(job, w.ctx)
     calls = w.api_calls()
     [answer] = answers_in_thread(w.gh, REPO, w.number, top["id"])
     assert (outcome.status, outcome.comment_id) == ("answered", answer["id"])
@@ -114,7 +115,7 @@ def test_a_reply_in_gitneural_s_thread_is_answered_once_in_that_thread(w: World)
     assert "R2" in prompt and "return age > 18" in prompt  # the hunk, labelled
     assert "Tighten is_adult" in prompt  # the PR's title, fenced
     # Run again (a redelivery, a retry): found by its marker, nobody asked twice.
-    again = run_conversation_job(job, w.ctx)
+    again = run_conversation(job, w.ctx)
     assert (again.status, again.comment_id) == ("already-answered", answer["id"])
     assert len(answers_in_thread(w.gh, REPO, w.number, top["id"])) == 1
     assert len(chats(w)) == 2
@@ -126,7 +127,7 @@ def test_a_reply_to_a_real_review_s_inline_comment_is_answered(w: World) -> None
     [review] = w.reviews()
     [top] = review["comments"]
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Is this right?", user="bob")
-    outcome = run_conversation_job(reply_job(w, reply), w.ctx)
+    outcome = run_conversation(reply_job(w, reply), w.ctx)
     assert outcome.status == "answered"
     assert len(answers_in_thread(w.gh, REPO, w.number, top["id"])) == 1
 
@@ -141,8 +142,8 @@ def test_withdraw_records_the_finding_as_dismissed(
         top = gitneural_thread(w.gh, REPO, w.number, fingerprint="fp-withdrawn-1")
         reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "This is intended: 18 is minor")
         job = reply_job(w, reply)
-        first = run_conversation_job(job, w.ctx)
-        second = run_conversation_job(job, w.ctx)
+        first = run_conversation(job, w.ctx)
+        second = run_conversation(job, w.ctx)
         [answer] = answers_in_thread(w.gh, REPO, w.number, top["id"])
         repo_id = w.gh.repo_json(REPO)["id"]
     assert (first.status, second.status) == ("answered", "already-answered")
@@ -173,16 +174,16 @@ def test_replies_that_are_not_to_answer_cost_no_model_call(w: World) -> None:
         "someone else's": w.gh.add_thread_reply(REPO, w.number, theirs["id"], "Agreed"),
         "an imitator's": w.gh.add_thread_reply(REPO, w.number, mimic["id"], "Really?"),
     }
-    outcomes = {name: run_conversation_job(reply_job(w, r), w.ctx) for name, r in cases.items()}
+    outcomes = {name: run_conversation(reply_job(w, r), w.ctx) for name, r in cases.items()}
     # A thread whose first comment is GitNeural's but is no finding of it (no marker).
     plain = w.gh.add_review_comment(
         REPO, w.number, "people.py", 2, "a note", user=w.gh.bot_login, association="NONE"
     )
     note_reply = w.gh.add_thread_reply(REPO, w.number, plain["id"], "Huh?")
-    outcomes["plain"] = run_conversation_job(reply_job(w, note_reply), w.ctx)
+    outcomes["plain"] = run_conversation(reply_job(w, note_reply), w.ctx)
     # Not allowed by the repository's settings (the webhook's gate let it through).
     late = w.gh.add_thread_reply(REPO, w.number, mine["id"], "hm", association="CONTRIBUTOR")
-    outcomes["contributor"] = run_conversation_job(reply_job(w, late), w.ctx)
+    outcomes["contributor"] = run_conversation(reply_job(w, late), w.ctx)
     assert {name: o.status for name, o in outcomes.items()} == {
         "someone else's": "ignored",
         "an imitator's": "ignored",
@@ -209,11 +210,11 @@ def test_gitneural_s_account_comes_from_get_app_once(w: World) -> None:
     assert outcome.status == "posted"  # the imitation did not pass for "already reviewed"
     mimic = gitneural_thread(w.gh, REPO, w.number, user="mimic[bot]")
     reply = w.gh.add_thread_reply(REPO, w.number, mimic["id"], "Why?")
-    ignored = run_conversation_job(reply_job(w, reply), w.ctx)
+    ignored = run_conversation(reply_job(w, reply), w.ctx)
     [review] = [r for r in w.reviews() if r["user"]["login"] == w.gh.bot_login]
     [top] = review["comments"]
     real = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
-    answered = run_conversation_job(reply_job(w, real), w.ctx)
+    answered = run_conversation(reply_job(w, real), w.ctx)
     assert (ignored.status, answered.status) == ("ignored", "answered")
     assert len(w.gh.requests(method="GET", path="/app")) == 1
 
@@ -222,7 +223,7 @@ def test_ask_gets_eyes_then_one_answer_quoting_the_question(w: World) -> None:
     comment = w.gh.add_issue_comment(REPO, w.number, "/ask What does this change do?\nThanks")
     job = ask_job(w, comment)
     w.reset_calls()
-    outcome = run_conversation_job(job, w.ctx)
+    outcome = run_conversation(job, w.ctx)
     calls = w.api_calls()
     [answer] = [c for c in w.gh.issue_comments(REPO, w.number) if c["id"] != comment["id"]]
     assert (outcome.status, outcome.comment_id) == ("answered", answer["id"])
@@ -236,13 +237,13 @@ def test_ask_gets_eyes_then_one_answer_quoting_the_question(w: World) -> None:
     prompt = first["messages"][1]["content"]
     assert "What does this change do?" in prompt and "return age > 18" in prompt
     assert "# The change under review (untrusted data)" in prompt
-    assert run_conversation_job(job, w.ctx).status == "already-answered"
+    assert run_conversation(job, w.ctx).status == "already-answered"
     assert len(w.gh.issue_comments(REPO, w.number)) == 2 and len(chats(w)) == 2
 
 
 def test_an_empty_ask_gets_the_usage_and_no_model_call(w: World) -> None:
     comment = w.gh.add_issue_comment(REPO, w.number, "/ask   \n")
-    outcome = run_conversation_job(ask_job(w, comment), w.ctx)
+    outcome = run_conversation(ask_job(w, comment), w.ctx)
     [hint] = [c for c in w.gh.issue_comments(REPO, w.number) if c["id"] != comment["id"]]
     assert outcome.status == "answered" and hint["body"].startswith("Usage: `/ask QUESTION`")
     assert w.stub.chat_requests == []
@@ -255,8 +256,8 @@ def test_a_model_quota_error_gives_one_clear_notice_and_no_retry(w: World) -> No
     top = gitneural_thread(w.gh, REPO, w.number)
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
     job = reply_job(w, reply)
-    outcome = run_conversation_job(job, w.ctx)
-    again = run_conversation_job(job, w.ctx)
+    outcome = run_conversation(job, w.ctx)
+    again = run_conversation(job, w.ctx)
     [notice] = answers_in_thread(w.gh, REPO, w.number, top["id"])
     assert outcome.status == "failed" and "quota" in outcome.detail
     assert notice["body"].startswith(QUOTA_NOTICE)
@@ -269,7 +270,7 @@ def test_a_reply_whose_answer_was_lost_is_read_back_not_posted_twice(w: World) -
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
     replies = f"/repos/{REPO}/pulls/{w.number}/comments/{top['id']}/replies"
     w.gh.fail("POST", replies, status=502, apply=True)  # stored, then the answer is lost
-    outcome = run_conversation_job(reply_job(w, reply), w.ctx)
+    outcome = run_conversation(reply_job(w, reply), w.ctx)
     [answer] = answers_in_thread(w.gh, REPO, w.number, top["id"])
     assert (outcome.status, outcome.comment_id) == ("answered", answer["id"])
     assert len(w.gh.requests(method="POST", path=replies)) == 1
@@ -283,8 +284,8 @@ def test_no_secret_of_the_pull_request_reaches_the_model(tmp_path: Path) -> None
         top = gitneural_thread(w.gh, REPO, w.number)
         reply = w.gh.add_thread_reply(REPO, w.number, top["id"], f"Is {token} the problem?")
         asked = w.gh.add_issue_comment(REPO, w.number, f"/ask Why {token}?")
-        assert run_conversation_job(reply_job(w, reply), w.ctx).status == "answered"
-        assert run_conversation_job(ask_job(w, asked), w.ctx).status == "answered"
+        assert run_conversation(reply_job(w, reply), w.ctx).status == "answered"
+        assert run_conversation(ask_job(w, asked), w.ctx).status == "answered"
         raw = [r.raw for r in w.stub.chat_requests]
     assert len(raw) == 4 and all(token not in text for text in raw)
     assert all("[REDACTED:" in text for text in raw)
@@ -293,13 +294,13 @@ def test_no_secret_of_the_pull_request_reaches_the_model(tmp_path: Path) -> None
 def test_an_edited_or_deleted_question_and_a_closed_pull_request(w: World) -> None:
     comment = w.gh.add_issue_comment(REPO, w.number, "/ask Why?")
     w.gh.store.issue_comments[comment["id"]]["body"] = "never mind"
-    edited = run_conversation_job(ask_job(w, comment), w.ctx)
+    edited = run_conversation(ask_job(w, comment), w.ctx)
     top = gitneural_thread(w.gh, REPO, w.number)
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
     del w.gh.store.review_comments[reply["id"]]
-    deleted = run_conversation_job(reply_job(w, reply), w.ctx)
+    deleted = run_conversation(reply_job(w, reply), w.ctx)
     w.gh.close_pull(REPO, w.number)
-    closed = run_conversation_job(dataclasses.replace(reply_job(w, reply), comment_id=1), w.ctx)
+    closed = run_conversation(dataclasses.replace(reply_job(w, reply), comment_id=1), w.ctx)
     assert (edited.status, deleted.status, closed.status) == ("ignored", "ignored", "gone")
     assert w.stub.chat_requests == []
 
@@ -309,7 +310,7 @@ def test_an_outdated_thread_is_answered_with_the_head_s_code_and_says_so(w: Worl
     fixed = PLANTED.replace("return age > 18", "return age >= 18  # fixed")
     w.gh.push(REPO, "feature", {"people.py": fixed}, "Fix it")
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Fixed now?")
-    assert run_conversation_job(reply_job(w, reply), w.ctx).status == "answered"
+    assert run_conversation(reply_job(w, reply), w.ctx).status == "answered"
     prompt = chats(w)[0]["messages"][1]["content"]
     assert 'File "people.py", line 2, severity critical. The thread is outdated' in prompt
     assert "2|     return age >= 18  # fixed" in prompt
@@ -322,10 +323,10 @@ def test_model_overload_is_left_to_the_task_s_retry_and_nothing_is_posted(w: Wor
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why?")
     job = reply_job(w, reply)
     with pytest.raises(TransientJobError) as raised:
-        run_conversation_job(job, w.ctx)
+        run_conversation(job, w.ctx)
     assert raised.value.retry_after == 3.0
     assert answers_in_thread(w.gh, REPO, w.number, top["id"]) == []
-    assert run_conversation_job(job, w.ctx).status == "answered"  # the retry answers
+    assert run_conversation(job, w.ctx).status == "answered"  # the retry answers
     assert len(answers_in_thread(w.gh, REPO, w.number, top["id"])) == 1
 
 
@@ -350,10 +351,10 @@ def test_an_answer_over_a_spent_budget_is_not_sent_and_says_why_once(
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why is this a bug?")
     asked = w.gh.add_issue_comment(REPO, w.number, "/ask What does this change do?")
     for job in (reply_job(w, reply), ask_job(w, asked)):
-        outcome = run_conversation_job(job, w.ctx)
+        outcome = run_conversation(job, w.ctx)
         assert outcome.status == "budget", outcome
         assert "1,000" in outcome.detail and "resets" in outcome.detail
-        again = run_conversation_job(job, w.ctx)
+        again = run_conversation(job, w.ctx)
         assert (again.status, again.comment_id) == ("already-answered", outcome.comment_id)
     [notice] = answers_in_thread(w.gh, REPO, w.number, top["id"])
     assert notice["body"].startswith("Not answered: ") and "resets" in notice["body"]

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
 from bot.render.discussion import parse_finding_marker
 from bot.store.findings import stored_finding
-from bot.usecases.discussion.dispatch import run_conversation_job
 from bot.usecases.review.run import run_review_job
 from tests.support.job_world import REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
@@ -47,7 +47,7 @@ def _dismiss(w: World, how: str, who: str) -> dict[str, Any]:
             delivery_id=f"resolved-{who}",
             requested_by=who,
         )
-        assert run_conversation_job(job, w.ctx).status == "dismissed"
+        assert run_conversation(job, w.ctx).status == "dismissed"
     else:
         w.gh.react_to_review_comment(REPO, top["id"], "-1", user=who)
     return top

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
 from bot.render.discussion import parse_finding_marker
 from bot.store.finding_states import pull_findings
 from bot.store.findings import stored_finding
-from bot.usecases.discussion.dispatch import run_conversation_job
 from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
@@ -206,20 +206,20 @@ def test_a_resolved_job_records_the_dismissal_once_and_posts_nothing(tmp_path: P
             )  # fmt: skip
 
         w.gh.resolve_thread(theirs["id"], user="carol")
-        other = run_conversation_job(resolved(theirs["id"], "r-0"), w.ctx)
+        other = run_conversation(resolved(theirs["id"], "r-0"), w.ctx)
         assert (other.status, other.detail) == (
             "ignored", "the thread is not one of GitNeural's findings",
         )  # fmt: skip
         w.gh.resolve_thread(top["id"], user="alice")
         w.reset_calls()
-        first = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
+        first = run_conversation(resolved(top["id"], "r-1"), w.ctx)
         assert first.status == "dismissed"
         assert w.api_calls() == [
             ("GET", f"/repos/{REPO}/pulls/{w.number}"),
             ("POST", "/graphql"),
             ("GET", f"/repos/{REPO}/collaborators/alice/permission"),  # the dismissal's scope
         ]
-        again = run_conversation_job(resolved(top["id"], "r-1"), w.ctx)
+        again = run_conversation(resolved(top["id"], "r-1"), w.ctx)
         assert (again.status, again.detail) == ("ignored", "the finding was dismissed already")
         repo_id = w.gh.repo_json(REPO)["id"]
         row = stored_finding(w.ctx.ensure_store(), repo_id, w.number, top_fingerprint(top))
@@ -239,7 +239,7 @@ def test_a_thread_resolved_after_its_lines_changed_dismisses_nothing(tmp_path: P
             installation_id=1, repo=REPO, pr_number=w.number, trigger="resolved",
             comment_id=top["id"], delivery_id="r-outdated", requested_by="alice",
         )  # fmt: skip
-        outcome = run_conversation_job(job, w.ctx)
+        outcome = run_conversation(job, w.ctx)
         assert outcome.status == "ignored" and "outdated" in outcome.detail
 
 

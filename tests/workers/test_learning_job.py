@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
 from bot.render.discussion import answered_comment
 from bot.store.learnings import Taught, active_learnings, learn
-from bot.usecases.discussion.dispatch import run_conversation_job
 from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.support.conversation import answers_in_thread, conversation_reply, gitneural_thread
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
@@ -56,7 +56,7 @@ def say(w: World, body: str, **who: Any) -> tuple[ConversationJob, Any]:
     """Comment ``body`` on the PR and run its job: ``(job, outcome)``."""
     comment = w.gh.add_issue_comment(REPO, w.number, body, **who)
     job = command_job(w, comment)
-    return job, run_conversation_job(job, w.ctx)
+    return job, run_conversation(job, w.ctx)
 
 
 def answer_to(w: World, comment_id: int) -> list[dict[str, Any]]:
@@ -112,7 +112,7 @@ def _learn_and_review(w: World) -> None:
     assert answer["body"].startswith(f"Learnt **#{rule.id}**: Ages come from")
     assert f"`/forget {rule.id}`" in answer["body"]
     # Run again (a redelivery, a retry): found by its marker; still one rule, one answer.
-    again = run_conversation_job(job, w.ctx)
+    again = run_conversation(job, w.ctx)
     assert (again.status, again.comment_id) == ("already-answered", answer["id"])
     assert len(active_learnings(w.ctx.ensure_store(), repo_id(w))) == 1
     assert len(answer_to(w, job.comment_id)) == 1
@@ -128,11 +128,11 @@ def test_an_answer_that_failed_is_posted_once_by_the_retry_with_one_rule(w: Worl
     job = command_job(w, comment)
     w.gh.fail("POST", f"/repos/{REPO}/issues/{w.number}/comments", status=502, times=20)
     with pytest.raises(TransientJobError):
-        run_conversation_job(job, w.ctx)
+        run_conversation(job, w.ctx)
     assert len(active_learnings(w.ctx.ensure_store(), repo_id(w))) == 1
     assert answer_to(w, comment["id"]) == []
     w.gh.clear_faults()
-    assert run_conversation_job(job, w.ctx).status == "answered"
+    assert run_conversation(job, w.ctx).status == "answered"
     [rule] = active_learnings(w.ctx.ensure_store(), repo_id(w))
     [answer] = answer_to(w, comment["id"])
     assert f"**#{rule.id}**" in answer["body"]
@@ -144,14 +144,14 @@ def test_learn_in_a_review_thread_is_for_that_file_and_answered_there(w: World) 
     )
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "/learn 18 is an adult in this code")
     job = command_job(w, reply, thread=top["id"])
-    outcome = run_conversation_job(job, w.ctx)
+    outcome = run_conversation(job, w.ctx)
     [rule] = active_learnings(w.ctx.ensure_store(), repo_id(w))
     assert (rule.text, rule.path) == ("18 is an adult in this code", "people.py")
     [answer] = answers_in_thread_of_anyone(w, top["id"])
     assert (outcome.status, outcome.comment_id) == ("answered", answer["id"])
     assert answer["body"].startswith(f"Learnt **#{rule.id}** (for `people.py` only)")
     assert answered_comment(answer["body"], "reply") == reply["id"]
-    assert run_conversation_job(job, w.ctx).status == "already-answered"
+    assert run_conversation(job, w.ctx).status == "already-answered"
     assert len(answers_in_thread_of_anyone(w, top["id"])) == 1
     trusted = trusted_section(review_prompt(w))  # the PR touches people.py
     assert f'- #{rule.id} (only for "people.py"): 18 is an adult in this code' in trusted
@@ -179,7 +179,7 @@ def test_learnings_lists_them_and_forget_removes_one_once(w: World) -> None:
     assert (outcome.status, outcome.detail) == ("answered", f"forgot #{one.id}")
     assert forgot["body"].startswith(f"Forgot **#{one.id}**: Use tabs in Makefiles.")
     assert [r.id for r in active_learnings(store, repo_id(w))] == [two.id]
-    assert run_conversation_job(forget, w.ctx).status == "already-answered"
+    assert run_conversation(forget, w.ctx).status == "already-answered"
     _, again = say(w, f"/forget {one.id}")
     assert again.detail == f"#{one.id} was forgotten before"
     prompt = review_prompt(w)
@@ -243,7 +243,7 @@ def test_learnings_reach_ask_and_thread_replies_in_the_trusted_section(w: World)
     assert outcome.status == "answered"
     comment = w.gh.add_issue_comment(REPO, w.number, "/ask What does this change do?")
     ask = command_job(w, comment)
-    assert run_conversation_job(ask, w.ctx).status == "answered"
+    assert run_conversation(ask, w.ctx).status == "answered"
     top = gitneural_thread(w.gh, REPO, w.number)
     reply = w.gh.add_thread_reply(REPO, w.number, top["id"], "Why is this a bug?")
     job = ConversationJob(
@@ -257,7 +257,7 @@ def test_learnings_reach_ask_and_thread_replies_in_the_trusted_section(w: World)
         requested_by="alice",
         author_association="COLLABORATOR",
     )
-    assert run_conversation_job(job, w.ctx).status == "answered"
+    assert run_conversation(job, w.ctx).status == "answered"
     prompts = [str(r.body["messages"][1]["content"]) for r in w.stub.chat_requests]
     assert len(prompts) == 4  # /ask and the reply: a tool turn each
     for prompt in prompts:

@@ -6,8 +6,10 @@ failures so far). The task:
 1. takes the lock of the comment it answers (:attr:`ConversationJob.key`), or tries again
    in ``lock_retry_delay`` (not counted as a fault): a redelivery that arrives while the
    first delivery runs waits, then finds the answer posted;
-2. runs :func:`bot.usecases.discussion.dispatch.run_conversation_job` under the soft and hard time
-   limits, as reviews do (threads: :class:`~workers.celeryapp.time_limits.TaskGuard`);
+2. runs the handler of the job's kind (:func:`bot.commands.dispatch.run_conversation`)
+   under the soft and hard time limits, as reviews do (threads:
+   :class:`~workers.celeryapp.time_limits.TaskGuard`); a kind nothing registered fails
+   the job at once, logged as an error, before any lock, request or answer;
 3. on a transient fault, retries with exponential backoff and jitter, no sooner than
    GitHub or the model asked; after ``max_retries`` faults it posts one notice where the
    answer would be, and reports ``failed``.
@@ -25,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 
+from bot.commands.dispatch import UnknownJobKindError, handler_for, job_kind, run_conversation
 from bot.errors import GitNeuralError
 from bot.jobs import ConversationJob, JobError
 from bot.text import loggable
-from bot.usecases.discussion.dispatch import give_up, run_conversation_job
+from bot.usecases.discussion.dispatch import give_up
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp import time_limits as limits
 from workers.celeryapp.backoff import backoff_delay
@@ -59,10 +62,7 @@ def _report(job: ConversationJob | None, status: str, answer: int | None, detail
 
 
 def _kind(job: ConversationJob | None) -> str:
-    # A message that is no job is counted as a reply: its trigger is unknown.
-    if job is None or job.trigger == "reply":
-        return "reply"
-    return "ask" if job.trigger == "ask" else "learning"
+    return job_kind(job)
 
 
 def register_conversation_task(app: Celery, runtime: Runtime) -> None:
@@ -114,6 +114,10 @@ def _run(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], faults: in
         job = ConversationJob.from_dict(raw)
     except JobError as exc:
         return _report(None, "failed", None, str(exc))
+    try:
+        handler_for(job.trigger)
+    except UnknownJobKindError as exc:
+        return _report(job, "failed", None, str(exc))
     s = runtime.settings
     try:
         lock = PRLock(runtime.state(), f"conversation:{job.key}", s.lock_lease)
@@ -141,7 +145,7 @@ def _run_locked(
     )
     try:
         with guard:
-            outcome = run_conversation_job(job, runtime.context())
+            outcome = run_conversation(job, runtime.context())
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
             log.warning("conversation job %s interrupted by shutdown: requeued", describe(job))

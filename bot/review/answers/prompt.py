@@ -26,9 +26,10 @@ from bot.text import printable
 SYSTEM_TEMPLATE = "conversation_system.md.j2"
 REPLY_TEMPLATE = "reply.md.j2"
 ASK_TEMPLATE = "ask.md.j2"
+DESCRIBE_TEMPLATE = "describe.md.j2"
 
 
-def _system(kind: Literal["reply", "ask"], agentic: bool) -> dict[str, Any]:
+def _system(kind: Literal["reply", "ask", "describe"], agentic: bool) -> dict[str, Any]:
     return {
         "role": "system",
         "content": render_template(SYSTEM_TEMPLATE, kind=kind, agentic=agentic),
@@ -124,6 +125,33 @@ def ask_messages(
         **variables,
     )
     return [_system("ask", agentic), {"role": "user", "content": user}]
+
+
+def describe_messages(
+    asker: str,
+    *,
+    change: Change,
+    files: list[FileContext],
+    skipped: list[SkippedFile],
+    instructions: str,
+    extra_context: str,
+    agentic: bool,
+    learnings: ShownLearnings = NONE,
+) -> list[dict[str, Any]]:
+    """``[system, user]`` for ``/describe`` of the (redacted) ``change``: its title and
+    description are fenced with the rest of the change, as the author's claims."""
+    variables, _fence = change_variables(
+        change=change, files=files, skipped=skipped, extra_context=extra_context
+    )
+    user = render_template(
+        DESCRIBE_TEMPLATE,
+        instructions=printable(instructions).strip(),
+        asker=_login(asker),
+        agentic=agentic,
+        **learnings.variables(),
+        **variables,
+    )
+    return [_system("describe", agentic), {"role": "user", "content": user}]
 
 
 def _quoted(path: str) -> str:

@@ -1,23 +1,26 @@
-"""One conversation job, from a queued :class:`~bot.jobs.ConversationJob` to one answer:
-a reply in one of GitNeural's review threads (:mod:`bot.usecases.discussion.replies`),
-``/ask`` (:mod:`bot.usecases.discussion.questions`), or a learning command
-(:mod:`bot.usecases.discussion.teaching`).
+"""One conversation job, from a queued :class:`~bot.jobs.ConversationJob` to one answer,
+by the handler of its kind (a reply in one of GitNeural's review threads, a resolved
+thread, or a command: which handler is the command registry's to say,
+:mod:`bot.commands.dispatch`).
 
-The Celery task calls :func:`run_conversation_job` and acts on what comes back: a
+The Celery task calls the registry, which calls :func:`run_conversation_job`, and acts
+on what comes back: a
 :class:`ConversationOutcome`, or :class:`~bot.usecases.review.run.TransientJobError` for faults
 worth retrying (model overload and 5xx, GitHub's 5xx and rate limits, the store out of
 reach: a withdrawal must not be lost). What retrying cannot fix ends in one short notice
 where the answer would be, never two (it carries the answer's marker): an exhausted model
 quota says so. A notice is never posted in a thread that is not GitNeural's.
 
-Every job but a resolution first asks GitHub whether its commenter may write to the
-repository (:func:`bot.gh.permissions.may_command`): ``author_association`` let the
-webhook queue it, but a MEMBER or a COLLABORATOR may have read access only.
+Every job but a resolution (``needs_permission=False``) first asks GitHub whether its
+commenter may write to the repository (:func:`bot.gh.permissions.may_command`):
+``author_association`` let the webhook queue it, but a MEMBER or a COLLABORATOR may have
+read access only.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.errors import GitNeuralError, ModelQuotaError, StoreError
 from bot.gh.permissions import may_command
@@ -26,14 +29,13 @@ from bot.jobs import ConversationJob
 from bot.render.discussion import notice_body
 from bot.text import one_line
 from bot.usecases.context import JobContext
-from bot.usecases.discussion.questions import answer_ask
-from bot.usecases.discussion.replies import answer_in_thread
-from bot.usecases.discussion.resolutions import record_resolution
-from bot.usecases.discussion.teaching import answer_learning
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
 from bot.usecases.review.run import TransientJobError
 
-__all__ = ["ConversationOutcome", "give_up", "run_conversation_job"]
+__all__ = ["ConversationOutcome", "Handler", "give_up", "run_conversation_job"]
+
+#: The use case that answers one kind of conversation job.
+Handler = Callable[[ConversationRun], ConversationOutcome]
 
 log = logging.getLogger("gitneural.worker")
 
@@ -43,19 +45,19 @@ QUOTA_NOTICE = (
 )
 
 
-def run_conversation_job(job: ConversationJob, ctx: JobContext) -> ConversationOutcome:
-    """Answer ``job``'s comment once."""
+def run_conversation_job(
+    job: ConversationJob, ctx: JobContext, handle: Handler, *, needs_permission: bool = True
+) -> ConversationOutcome:
+    """Answer ``job``'s comment once, with ``handle``."""
     run = ConversationRun(job, ctx)
     try:
-        if job.trigger == "resolved":
-            return record_resolution(run)
-        if not may_command(run.gh, job.repo, job.requested_by, on_401=run.forget_token):
+        if needs_permission and not may_command(
+            run.gh, job.repo, job.requested_by, on_401=run.forget_token
+        ):
             # Quiet, as for a NONE user at the webhook: no reaction, no answer, no model.
             detail = f"{job.requested_by} may not write to {job.repo}: not answered"
             return ConversationOutcome("ignored", detail=detail)
-        if job.trigger == "reply":
-            return answer_in_thread(run)
-        return answer_ask(run) if job.trigger == "ask" else answer_learning(run)
+        return handle(run)
     except StoreError as exc:
         raise TransientJobError(str(exc)) from exc
     except GitNeuralError as exc:

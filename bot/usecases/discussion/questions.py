@@ -12,27 +12,22 @@ and no model call.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 
-from bot.ask_command import ask_question
 from bot.domain.discussion import PullQuestion
-from bot.errors import GitHubError
-from bot.gh.answers import react
 from bot.render.discussion import USAGE, answer_body, notice_body
 from bot.review import answer_question
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
 
-log = logging.getLogger("gitneural.worker")
 
-
-def answer_ask(run: ConversationRun) -> ConversationOutcome:
+def answer_ask(
+    run: ConversationRun, ask_question: Callable[[str | None], str | None]
+) -> ConversationOutcome:
+    """``ask_question``: the question a comment asks, None when it is no ``/ask`` (the
+    command's grammar, :mod:`bot.commands.ask`): the comment is read again here, as it
+    may have been edited since it was queued."""
     job = run.job
-    try:
-        react(run.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=run.forget_token)
-    except GitHubError as exc:
-        if exc.transient:
-            raise
-        log.warning("%s: no eyes reaction: %s", job.key, exc)
+    run.eyes()
     pull = run.open_pull()
     if pull is None:
         return ConversationOutcome("gone", detail="the pull request is closed or gone")

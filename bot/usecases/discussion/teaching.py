@@ -16,13 +16,14 @@ is for the thread's file only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.config import trusted_config
+from bot.domain.learnings import MAX_RULE_CHARS, LearningCommand, forget_id
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.pulls import PullInfo, read_pull
 from bot.gh.threads import read_review_threads, thread_of
 from bot.git.repo import TreeSnapshot, resolve_commit
-from bot.learn_command import MAX_RULE_CHARS, LearningCommand, forget_id, learning_command
 from bot.render import learnings as say
 from bot.review import select_learnings
 from bot.store.learnings import MAX_STORED, Taught, active_learnings, forget, learn
@@ -33,12 +34,16 @@ from bot.usecases.review.steps import fetch_mirror
 log = logging.getLogger("gitneural.worker")
 
 
-def answer_learning(run: ConversationRun) -> ConversationOutcome:
+#: The learning command a comment says (the command's grammar, :mod:`bot.commands.learn`).
+ReadCommand = Callable[[str | None], LearningCommand | None]
+
+
+def answer_learning(run: ConversationRun, read: ReadCommand) -> ConversationOutcome:
     job = run.job
     pull = read_pull(run.gh, job.repo, job.pr_number, on_401=run.forget_token)
     if pull is None:
         return ConversationOutcome("gone", detail="the pull request is gone")
-    found = _command(run)
+    found = _command(run, read)
     if isinstance(found, ConversationOutcome):
         return found
     command, path = found
@@ -53,7 +58,9 @@ def answer_learning(run: ConversationRun) -> ConversationOutcome:
     return ConversationOutcome("answered", posted, detail)
 
 
-def _command(run: ConversationRun) -> tuple[LearningCommand, str | None] | ConversationOutcome:
+def _command(
+    run: ConversationRun, read: ReadCommand
+) -> tuple[LearningCommand, str | None] | ConversationOutcome:
     """The command as the comment says it now, and the path of its thread (None on the
     PR); or the outcome when it is answered already, gone or no command any more."""
     job = run.job
@@ -75,7 +82,7 @@ def _command(run: ConversationRun) -> tuple[LearningCommand, str | None] | Conve
         return ConversationOutcome("already-answered", answered, "answered before")
     if body is None:
         return ConversationOutcome("gone", detail="the command's comment is gone")
-    command = learning_command(body)
+    command = read(body)
     if command is None:
         return ConversationOutcome("ignored", detail="the comment is no longer a command")
     return command, path

@@ -4,6 +4,7 @@ its learnings, the K3 client, GitNeural's answers found by their markers and pos
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,7 +14,14 @@ from bot import metrics
 from bot.config import Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.learnings import Learning
-from bot.gh.answers import IssueComment, comments_since, post_pr_comment, post_thread_reply
+from bot.errors import GitHubError
+from bot.gh.answers import (
+    IssueComment,
+    comments_since,
+    post_pr_comment,
+    post_thread_reply,
+    react,
+)
 from bot.gh.identity import BotIdentity
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.pulls import PullInfo, read_pull
@@ -33,6 +41,8 @@ from bot.usecases.context import JobContext
 from bot.usecases.pull_change import build_change
 from bot.usecases.review.steps import fetch_mirror
 from bot.usecases.spend import answer_refusal, usage_recorder
+
+log = logging.getLogger("gitneural.worker")
 
 Status = Literal["answered", "already-answered", "dismissed", "ignored", "gone", "budget", "failed"]
 
@@ -108,6 +118,19 @@ class ConversationRun:
 
     def forget_token(self) -> None:
         self.ctx.forget_token(self.job.installation_id)
+
+    def eyes(self) -> None:
+        """👀 on the asking comment, at once: an answer by the model takes a while. A
+        refusal that retrying cannot fix costs the reaction only."""
+        job = self.job
+        try:
+            react(
+                self.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=self.forget_token
+            )
+        except GitHubError as exc:
+            if exc.transient:
+                raise
+            log.warning("%s: no eyes reaction: %s", job.key, exc)
 
     def open_pull(self) -> PullInfo | None:
         job = self.job

@@ -60,6 +60,25 @@ class JobCheck:
             log.warning("%s: no check run (%s); reviewing without one", self.name, exc)
             self.skipped = True
 
+    def skip(self, head_sha: str, reason: str) -> None:
+        """The trigger policy left this pull request alone: a run completed ``skipped``
+        says why, and how to ask for the review anyway."""
+        try:
+            Check.skipped(
+                lazy_repo(self.gh, self.job.repo),
+                head_sha,
+                external_id=self.job.delivery_id,
+                title="Not reviewed automatically",
+                summary=f"Not reviewed automatically: {reason}. Comment `/review` to review "
+                "anyway.",
+                on_401=self._forget_token,
+            )
+        except GitHubError as exc:
+            if exc.transient:
+                raise
+            # As for any run: without `checks: write` the review is what matters.
+            log.warning("%s: no skipped check run: %s", self.name, exc)
+
     def start_for_failure(self, head_sha: str) -> None:
         """A run to say why the job failed on, if none was started (best effort)."""
         if self.run is not None or self.skipped:

@@ -16,7 +16,9 @@ the PR says it closes; the token is minted once an hour):
 2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
    automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
 3. fetch base, head and default branch into the mirror by git; settings from the
-   default branch; ``auto_review``, ``review_drafts``, ``allowed_associations``;
+   default branch; the trigger policy (``auto_review``, ``review_drafts``, labels,
+   ``base_branches``, size limits: a skip label or a PR too large gets a check run
+   completed ``skipped``, 1 request) and ``allowed_associations``;
 4. check run ``in_progress`` (1); the PR's threads and the issues it closes
    (:func:`~bot.usecases.review.steps.read_threads_and_issues`), read before the model:
    one GraphQL query per 100 threads after an earlier review, which carries GitHub's
@@ -59,6 +61,7 @@ from bot.usecases.review.check_run import JobCheck
 from bot.usecases.review.publish import Publication, check_output, publish
 from bot.usecases.review.steps import (
     QUOTA_MARKER,
+    PolicySkip,
     fetch_mirror,
     pull_change,
     quota_notice_due,
@@ -79,9 +82,9 @@ __all__ = [
 log = logging.getLogger("gitneural.worker")
 
 Status = Literal["posted", "nothing-new", "skipped", "budget", "superseded", "gone", "failed"]
-AUTOMATIC = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
+AUTOMATIC = frozenset({"opened", "reopened", "ready_for_review", "synchronize", "labeled"})
 #: Triggers that review only what changed since the last review (unless ``full``).
-INCREMENTAL = frozenset({"synchronize", "command"})
+INCREMENTAL = frozenset({"synchronize", "command", "labeled"})
 QUOTA_NOTICE = (
     "GitNeural could not review this pull request: the model API's quota is exhausted. "
     "The App's operator needs to top up the Moonshot account; comment `/review` "
@@ -203,6 +206,9 @@ class _JobRun:
         )
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
+        if isinstance(gate, PolicySkip):
+            self.check.skip(pull.head_sha, gate.reason)
+            return JobOutcome("skipped", detail=f"{gate.reason}: check run skipped")
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
         pc, refused = budget_check(

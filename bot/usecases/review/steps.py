@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import cast
 
 import github
@@ -77,14 +79,25 @@ def fetch_mirror(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@dataclass(frozen=True)
+class PolicySkip:
+    """The trigger policy skips an automatic review in a way the pull request must show
+    (a skip label, a change too large): its check run completes ``skipped``, never
+    ``success``, saying why and that ``/review`` reviews it anyway."""
+
+    reason: str
+
+
 def settings_gate(
     job: ReviewJob,
     pull: PullInfo,
     mirror: pygit2.Repository,
     refs: MirrorRefs,
     config_path: str | None = None,
-) -> Config | str:
-    """The repository's settings (from the trusted branch), or why the job is skipped."""
+) -> Config | PolicySkip | str:
+    """The repository's settings (from the trusted branch), or why the job is skipped:
+    quietly (a string: the policy does not ask for this pull request), or shown on a
+    check run (:class:`PolicySkip`)."""
     trusted = snapshot_at(mirror, refs.default)
     config = trusted_config(trusted) if config_path is None else config_at(trusted, config_path)
     settings = config.github
@@ -93,10 +106,36 @@ def settings_gate(
         if association is not None and association not in settings.allowed_associations:
             return f"/review by {association} is not allowed (github.allowed_associations)"
         return config
-    if not settings.auto_review:
-        return "automatic reviews are off (github.auto_review = false)"
-    if pull.draft and not settings.review_drafts:
+    return trigger_policy(job.trigger, pull, config)
+
+
+def trigger_policy(trigger: str, pull: PullInfo, config: Config) -> Config | PolicySkip | str:
+    """Whether an automatic trigger reviews ``pull`` under the repository's settings."""
+    g = config.github
+    labels = {label.lower() for label in pull.labels}
+    if g.auto_review == "off":
+        return 'automatic reviews are off (github.auto_review = "off")'
+    if pull.draft and not g.review_drafts:
         return "draft pull request (github.review_drafts = false)"
+    if g.base_branches and not any(fnmatchcase(pull.base_ref, b) for b in g.base_branches):
+        return f"base branch {pull.base_ref!r} is not in github.base_branches"
+    wanted = g.review_label.lower() in labels
+    if g.auto_review == "label" and not wanted:
+        return f'not labelled {g.review_label!r} (github.auto_review = "label")'
+    if trigger == "labeled" and not (g.auto_review == "label" and wanted):
+        return "a label was added: only review_label starts a review, with auto_review = label"
+    if g.skip_label.lower() in labels:
+        return PolicySkip(f"the pull request is labelled `{g.skip_label}` (github.skip_label)")
+    lines = pull.additions + pull.deletions
+    if g.max_review_lines and lines > g.max_review_lines:
+        return PolicySkip(
+            f"{lines:,} changed lines, more than github.max_review_lines = {g.max_review_lines:,}"
+        )
+    if g.max_review_files and pull.changed_files > g.max_review_files:
+        return PolicySkip(
+            f"{pull.changed_files:,} changed files, more than github.max_review_files = "
+            f"{g.max_review_files:,}"
+        )
     return config
 
 

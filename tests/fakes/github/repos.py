@@ -80,6 +80,12 @@ class RepoHelpers:
                     git.references.create(f"refs/pull/{pull.number}/head", sha, force=True)
                     pull.updated_at = time.time()
 
+    def set_labels(self, full_name: str, number: int, labels: list[str]) -> None:
+        """The pull request's labels, as GitHub lists them on it."""
+        s = self.store
+        with s.lock:
+            s.repo(full_name).pulls[number].labels = list(labels)
+
     def create_pull(
         self,
         full_name: str,

@@ -18,7 +18,7 @@ from tests.fakes.github.store import RequestRecord
 RPC_METHODS = frozenset(
     {
         "info", "env", "add_installation", "create_repo", "push", "force_push", "delete_branch",
-        "create_pull", "close_pull", "reopen_pull", "set_draft", "edit_pull",
+        "create_pull", "close_pull", "reopen_pull", "set_draft", "edit_pull", "set_labels",
         "set_permission", "set_clone_url", "add_issue_comment", "add_review", "mint_token",
         "actions_token", "user_token",
         "expire_tokens", "exhaust_rate_limit", "set_token_lifetime", "fail",

@@ -102,6 +102,23 @@ class Shapes:
             "labels": [],
         }
 
+    def pull_size(self, repo: Repo, pull: Pull) -> Json:
+        """GitHub's counts of the whole pull request: lines added and deleted, files."""
+        git = repo.git()
+        head = git[self.head_sha(repo, pull)].peel(pygit2.Commit)
+        merge_base = git.merge_base(self.base_sha(repo, pull), head.id)
+        if merge_base is None:
+            diff = head.tree.diff_to_tree(swap=True)
+        else:
+            diff = git[merge_base].peel(pygit2.Commit).tree.diff_to_tree(head.tree)
+        diff.find_similar()
+        stats = diff.stats
+        return {
+            "additions": stats.insertions,
+            "deletions": stats.deletions,
+            "changed_files": stats.files_changed,
+        }
+
     def pull_json(self, repo: Repo, pull: Pull) -> Json:
         url = f"{self.repo_url(repo)}/pulls/{pull.number}"
         html = f"{self.web_url}/{repo.full_name}/pull/{pull.number}"
@@ -127,7 +144,10 @@ class Shapes:
             "body": pull.body,
             "user": self.user(pull.user),
             "author_association": "CONTRIBUTOR",
-            "labels": [],
+            "labels": [
+                {"id": 1000 + i, "name": label, "color": "ededed", "default": False}
+                for i, label in enumerate(pull.labels)
+            ],
             "assignees": [],
             "requested_reviewers": [],
             "requested_teams": [],
@@ -138,6 +158,7 @@ class Shapes:
             "merged": False,
             "mergeable": True,
             "merge_commit_sha": None,
+            **self.pull_size(repo, pull),
             "head": {
                 "label": f"{repo.owner}:{pull.head_ref}",
                 "ref": pull.head_ref,

@@ -65,6 +65,7 @@ class Pull:
     state: str = "open"
     updated_at: float = 0.0
     closed_at: float | None = None
+    labels: list[str] = field(default_factory=list)
 
 
 @dataclass

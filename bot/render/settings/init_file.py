@@ -10,7 +10,7 @@ changes that setting alone.
 from __future__ import annotations
 
 from bot.config import CONFIG_FILE
-from bot.render.config_reference import Setting, sections
+from bot.render.settings.reference import Setting, sections
 
 __all__ = ["default_settings_file", "sections"]
 

@@ -1,0 +1,1 @@
+"""Rendering the settings: the reference page and the commented .gitneural.toml."""
