@@ -33,7 +33,16 @@ from bot.code.outline import outline
 from bot.config import DEFAULT_IGNORES
 from bot.domain.change import Snapshot
 
-__all__ = ["Definition", "FileSymbols", "Reference", "SymbolIndex", "cached_index"]
+__all__ = [
+    "Definition",
+    "FileSymbols",
+    "Reference",
+    "SymbolIndex",
+    "cached_index",
+    "index_folder",
+    "repository_index",
+    "warm_index",
+]
 
 #: Bumped when what an entry holds changes: older saved indexes are then rebuilt.
 FORMAT = 1
@@ -136,6 +145,25 @@ class SymbolIndex:
                 index.files[path] = entry
         return index
 
+    def with_files(self, snapshot: Snapshot, paths: Iterable[str]) -> SymbolIndex:
+        """A copy with ``paths`` read again from ``snapshot`` (gone when absent there):
+        a commit's index brought to the staged files the hook reviews."""
+        files = dict(self.files)
+        parsed = 0
+        for path in paths:
+            files.pop(path, None)
+            language = language_of(path)
+            if language is None or not available(language):
+                continue
+            data = snapshot.read(path)
+            if data is None or b"\0" in data[:8000]:
+                continue
+            entry = file_symbols(path, data)
+            parsed += 1
+            if entry is not None:
+                files[path] = entry
+        return SymbolIndex(files, parsed)
+
     def definitions(self, name: str) -> list[Definition]:
         """Where ``name`` is defined, by path and line."""
         if self._definitions is None:
@@ -225,6 +253,7 @@ def cached_index(
     *,
     max_file_bytes: int = 1_000_000,
     max_files: int = 50_000,
+    deadline: float | None = None,
 ) -> SymbolIndex:
     """The index of ``snapshot`` (commit ``commit``), from ``folder`` when saved there,
     else updated from the newest index saved there (or built) and saved. The folder
@@ -238,10 +267,44 @@ def cached_index(
     saved = sorted(folder.glob("*.json.gz"), key=lambda p: p.stat().st_mtime, reverse=True)
     previous = next((i for i in map(_load, saved[:1]) if i is not None), None)
     index = SymbolIndex.build(
-        snapshot, previous=previous, max_file_bytes=max_file_bytes, max_files=max_files
+        snapshot,
+        previous=previous,
+        max_file_bytes=max_file_bytes,
+        max_files=max_files,
+        deadline=deadline,
     )
     _save(index, target)
     for stale in saved[_KEEP_SAVED - 1 :]:
         with contextlib.suppress(OSError):
             stale.unlink()
     return index
+
+
+def index_folder(git_dir: str | Path) -> Path:
+    """Where a repository's symbol indexes are kept: inside its git folder (the mirror's,
+    or a developer's ``.git``), where git leaves unknown folders alone."""
+    return Path(git_dir) / "gitneural" / "symbols"
+
+
+def repository_index(
+    snapshot: Snapshot, commit: str, git_dir: str | Path, *, seconds: float = 60.0
+) -> SymbolIndex | None:
+    """The commit's index, kept beside the repository (built or updated as needed), or
+    ``None`` without the ``parsers`` extra, when the folder cannot be written, or when
+    building it would take more than ``seconds`` (the review then walks the snapshot)."""
+    if not available("python") and not any(available(g) for g in ("go", "java", "c")):
+        return None
+    try:
+        return cached_index(
+            snapshot, commit, index_folder(git_dir), deadline=time.monotonic() + seconds
+        )
+    except (OSError, ValueError, TimeoutError):
+        return None
+
+
+def warm_index(commit: str, git_dir: str | Path) -> SymbolIndex | None:
+    """The commit's index if one is saved already; never builds (the hook's start-up)."""
+    if not _COMMIT.fullmatch(commit):
+        return None
+    target = index_folder(git_dir) / f"{commit}.json.gz"
+    return _load(target) if target.exists() else None
