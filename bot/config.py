@@ -132,7 +132,7 @@ class AgentSettings:
     enabled: bool = True
     #: Model requests in one review conversation, at most.
     max_turns: int = 8
-    #: Tool calls (``read_file``, ``search``, ``list_dir``, ``find_definition``), at most.
+    #: Tool calls (``read_file``, ``search``, ``find_references`` …), at most.
     max_tool_calls: int = 40
     #: Prompt plus completion tokens over the whole conversation.
     max_tokens: int = 600_000

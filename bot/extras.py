@@ -19,6 +19,8 @@ from bot.errors import ConfigError
 #: The modules each extra brings, as imported.
 EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "store": ("sqlalchemy", "alembic"),
+    # Optional everywhere: without it the review falls back to heuristics.
+    "parsers": ("tree_sitter",),
     "app": (
         "sqlalchemy",
         "alembic",

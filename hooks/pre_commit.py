@@ -34,6 +34,7 @@ from hooks.targets import (
 )
 
 if TYPE_CHECKING:
+    from bot.code.index import SymbolIndex
     from bot.config import Config
     from bot.domain.change import Change
     from bot.llm.settings import LLMSettings
@@ -183,7 +184,8 @@ def _review_target(
                 f"gitneural: {target.label}: cached review (same change and settings)", file=stderr
             )
         else:
-            result = _review(change, config, settings, policy, options.progress, stderr)
+            index = _warm_index(change, target.git_dir)
+            result = _review(change, config, settings, policy, options.progress, stderr, index)
             if cache is not None and key is not None:
                 cache.put(key, result)
     except GitNeuralError as exc:
@@ -197,6 +199,19 @@ def _review_target(
     return _Reviewed(target, result, policy)
 
 
+def _warm_index(change: Change, git_dir: str) -> SymbolIndex | None:
+    """The symbol index ``gitneural review`` left for the commit under the change, with
+    the changed files read again; never built here (the hook's start-up stays fast)."""
+    if not git_dir or change.base_sha is None or change.head is None:
+        return None
+    from bot.code.index import warm_index
+
+    index = warm_index(change.base_sha, git_dir)
+    if index is None:
+        return None
+    return index.with_files(change.head, [f.path for f in change.diff.files])
+
+
 def _review(
     change: Change,
     config: Config,
@@ -204,6 +219,7 @@ def _review(
     policy: HookPolicy,
     progress_on: bool,
     stderr: TextIO,
+    index: SymbolIndex | None = None,
 ) -> ReviewResult:
     from bot.llm.client import K3Client
     from bot.render.progress import ProgressLine
@@ -212,7 +228,14 @@ def _review(
     progress = ProgressLine(stderr, enabled=progress_on)
     deadline = time.monotonic() + policy.timeout
     try:
-        return review(change, config, K3Client(settings), on_progress=progress, deadline=deadline)
+        return review(
+            change,
+            config,
+            K3Client(settings),
+            on_progress=progress,
+            deadline=deadline,
+            symbol_index=index,
+        )
     finally:
         progress.done()
 

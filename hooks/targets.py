@@ -37,6 +37,8 @@ class Target:
     change: Change | None = None
     #: Why this target is done at once without a review; None when it is to be reviewed.
     quick: str | None = None
+    #: The repository's git folder, where a warm symbol index may wait.
+    git_dir: str = ""
 
 
 def skip_reason(env: Mapping[str, str]) -> str | None:
@@ -69,7 +71,7 @@ def staged_target(repo: pygit2.Repository) -> Target:
     if repo.state() == RepositoryState.MERGE:
         return Target("merge commit", quick="merge commit: its branches were reviewed on their own")
     change = staged_change(repo)
-    return Target("staged changes", change, _quick(change, "nothing staged"))
+    return Target("staged changes", change, _quick(change, "nothing staged"), repo.path)
 
 
 def is_framework_push(env: Mapping[str, str]) -> bool:
@@ -125,7 +127,7 @@ _ROOT_PUSH = (
 def _range(repo: pygit2.Repository, base: str, head: str, ref: str) -> Target:
     change = range_change(repo, base, head)
     label = f"push {ref} {base[:12]}..{head[:12]}"
-    return Target(label, change, _quick(change, "nothing new to review"))
+    return Target(label, change, _quick(change, "nothing new to review"), repo.path)
 
 
 def _is_sha(text: str) -> bool:

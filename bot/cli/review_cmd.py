@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.cli.hook_cmd import positive_seconds
 from bot.cli.review_output import review_and_report
@@ -13,6 +13,9 @@ from bot.domain.change import Change
 from bot.domain.results import Severity
 from bot.effort import EFFORTS
 from bot.errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.code.index import SymbolIndex
 
 FORMATS = ("text", "json", "sarif")
 SEVERITIES = tuple(str(s) for s in Severity)
@@ -157,4 +160,24 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_OK
-    return review_and_report(change, args)
+    return review_and_report(change, args, _symbol_index(change, args))
+
+
+def _symbol_index(change: Change, args: argparse.Namespace) -> SymbolIndex | None:
+    """The head's symbol index, kept in the repository's git folder for HEAD (where the
+    hook finds it warm), brought to the reviewed files; none for a bare diff."""
+    if args.diff or change.head is None:
+        return None
+    from bot.code.index import repository_index
+    from bot.git.repo import open_repo, snapshot_at
+
+    repo = open_repo(args.repo)
+    if repo.head_is_unborn:
+        return None
+    head = str(repo.head.target)
+    index = repository_index(snapshot_at(repo, "HEAD"), head, repo.path)
+    if index is None or change.head_sha == head:
+        return index
+    if change.head_sha is not None:
+        return repository_index(change.head, change.head_sha, repo.path)
+    return index.with_files(change.head, [f.path for f in change.diff.files])

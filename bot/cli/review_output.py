@@ -9,12 +9,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.config import CONFIG_FILE, Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
 from bot.effort import EFFORTS, Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ModelTimeoutError, UsageError
+
+if TYPE_CHECKING:
+    from bot.code.index import SymbolIndex
 
 
 def resolve_effort(flag: str | None, config: Config) -> Effort:
@@ -89,7 +93,9 @@ def _timeout_advice(timeout: float, config: Config, effort: Effort) -> str:
     )
 
 
-def review_and_report(change: Change, args: argparse.Namespace) -> int:
+def review_and_report(
+    change: Change, args: argparse.Namespace, index: SymbolIndex | None = None
+) -> int:
     """Review ``change`` (or, with ``--dry-run``, show what would be sent), write the report,
     and say whether a finding reached ``--fail-on`` (or the settings' ``fail_on``)."""
     config = trusted_config(change.trusted, args.config)
@@ -99,7 +105,7 @@ def review_and_report(change: Change, args: argparse.Namespace) -> int:
         from bot.llm.settings import LLMSettings
         from bot.review import PlanOptions, plan_review
 
-        plan = plan_review(change, config, PlanOptions(effort=effort))
+        plan = plan_review(change, config, PlanOptions(effort=effort, symbol_index=index))
         settings = LLMSettings.from_env(effort=effort)
         text = describe_plan(
             plan,
@@ -123,7 +129,14 @@ def review_and_report(change: Change, args: argparse.Namespace) -> int:
     progress = ProgressLine(enabled=not args.quiet)
     try:
         deadline = time.monotonic() + timeout
-        result = review(change, config, K3Client(settings), on_progress=progress, deadline=deadline)
+        result = review(
+            change,
+            config,
+            K3Client(settings),
+            on_progress=progress,
+            deadline=deadline,
+            symbol_index=index,
+        )
     except ModelTimeoutError:
         raise ModelTimeoutError(_timeout_advice(timeout, config, effort)) from None
     finally:

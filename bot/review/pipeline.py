@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.code.index import SymbolIndex
 from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff
@@ -108,6 +109,9 @@ class PlanOptions:
     #: The last reviewed head, when the change is what changed since it (the
     #: walkthrough then summarises only that).
     since: str | None = None
+    #: The head's symbol index (kept per commit by the entrance), for the related code
+    #: and the tools; None: they walk the snapshot.
+    symbol_index: SymbolIndex | None = None
 
 
 #: A group's files, the skipped files its prompt lists, and its token budget.
@@ -158,7 +162,11 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
     parts, skipped = _parts(contexts, skipped, room_after, max_groups)
     related = config.review.related_context if options.related is None else options.related
     limits = options.related_limits or RelatedLimits(max_tokens=config.review.related_max_tokens)
-    extras = _related_extras(change, parts, limits) if related else [""] * len(parts)
+    extras = (
+        _related_extras(change, parts, limits, options.symbol_index)
+        if related
+        else [""] * len(parts)
+    )
     review_parts = [
         _group(
             files,
@@ -246,14 +254,16 @@ def _parts(
     return [(pack(g.files, part_budget)[0], [], part_budget) for g in groups], skipped + left_out
 
 
-def _related_extras(change: Change, parts: list[_Part], limits: RelatedLimits) -> list[str]:
+def _related_extras(
+    change: Change, parts: list[_Part], limits: RelatedLimits, index: SymbolIndex | None
+) -> list[str]:
     """Each part's callers and definitions, in the room its files left."""
     if change.head is None or not parts:
         return [""] * len(parts)
     rooms = [
         room - sum(file_cost(f) for f in files) - _RELATED_FRAME_TOKENS for files, _, room in parts
     ]
-    finder = RelatedFinder(change.head, limits)
+    finder = RelatedFinder(change.head, limits, index=index)
     found = finder.contexts([[f.file for f in files] for files, _, _ in parts], rooms)
     # The snippets are redacted already; this also covers the section titles.
     return [redact_text(text)[0] for text in found]
@@ -292,6 +302,7 @@ def review(
     tool_limits: ToolLimits | None = None,
     learnings: Sequence[Learning] = (),
     since: str | None = None,
+    symbol_index: SymbolIndex | None = None,
 ) -> ReviewResult:
     """Review ``change`` with ``client`` (whose effort applies) and check the findings;
     ``learnings``: the repository's (see :func:`plan_review`); ``since``: the last
@@ -305,6 +316,7 @@ def review(
         max_groups=max_groups,
         learnings=learnings,
         since=since,
+        symbol_index=symbol_index,
     )
     plan = plan_review(change, config, options)
     usage = Usage()
@@ -318,7 +330,7 @@ def review(
             client,
             plan.groups,
             tools=(
-                RepoTools(change.head, limits=tool_limits)
+                RepoTools(change.head, limits=tool_limits, index=symbol_index)
                 if plan.agentic and change.head is not None
                 else None
             ),

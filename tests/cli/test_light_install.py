@@ -124,6 +124,9 @@ def test_the_extras_split_the_server_from_the_default_install() -> None:
     assert {"flask", "celery", "gunicorn", "psycopg", "prometheus_client"} <= names(extras["app"])
     assert "gitneural[store]" in extras["app"] and "gitneural[app]" in extras["test"]
     assert names(extras["store"]) == {"sqlalchemy", "alembic"}
+    # The grammars (tens of MB) are an extra too; the App's server and the Action take it.
+    assert "tree-sitter" not in light and "tree-sitter" in names(extras["parsers"])
+    assert "gitneural[parsers]" in extras["app"]
     # What the code checks for an extra is what the extra installs.
     assert set(EXTRAS["app"]) <= {n.replace("-", "_") for n in names(extras["app"])} | set(
         EXTRAS["store"]

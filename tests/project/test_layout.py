@@ -61,7 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.settings_file",
         ),
     ),
-    ("git and the model client", ("bot.git", "bot.llm")),
+    ("git, the parsers and the model client", ("bot.git", "bot.code", "bot.llm")),
     ("the review core", (CORE,)),
     ("output", ("bot.render",)),
     ("GitHub, and the store of what GitNeural remembers", ("bot.gh", "bot.store")),

@@ -30,7 +30,14 @@ BIG = 50 * 1024 * 1024
 APP = "from src.lib import helper\n\n\ndef main(argv):\n    return helper(argv, 1)\n"
 APP2 = "from src.lib import helper\n\n\ndef main(argv):\n    return helper(argv, 2)\n"
 LIB = "def helper(a, b):\n    return a\n"
-TOOL_NAMES = {"submit_review", "read_file", "search", "list_dir", "find_definition"}
+TOOL_NAMES = {
+    "submit_review",
+    "read_file",
+    "search",
+    "list_dir",
+    "find_definition",
+    "find_references",
+}
 
 
 @pytest.fixture(scope="module")

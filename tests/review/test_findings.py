@@ -268,14 +268,15 @@ def test_suggestion_refused(app_change: Change, suggestion: str, reason: str) ->
 
 
 def test_unbalanced_brackets_refused_for_other_languages(tmp_path: Path) -> None:
-    before = "function f(a) {\n  return g(a);\n}\n"
-    after = "function f(a) {\n  return g(a, 1);\n}\n"
-    change = make_change(tmp_path, {"f.js": before}, {"f.js": after})
+    # Dart has no grammar here: the bracket check judges (JavaScript's parser would).
+    before = "int f(a) {\n  return g(a);\n}\n"
+    after = "int f(a) {\n  return g(a, 1);\n}\n"
+    change = make_change(tmp_path, {"f.dart": before}, {"f.dart": after})
     kept, _ = check_quoted(
         [
-            finding("f.js", 2, suggestion="  return g(a, 2;\n", title="unbalanced"),
-            finding("f.js", 2, suggestion="  return g(a, ')');\n", title="string paren"),
-            finding("f.js", 2, suggestion="  return g(a, 2); // )\n", title="comment paren"),
+            finding("f.dart", 2, suggestion="  return g(a, 2;\n", title="unbalanced"),
+            finding("f.dart", 2, suggestion="  return g(a, ')');\n", title="string paren"),
+            finding("f.dart", 2, suggestion="  return g(a, 2); // )\n", title="comment paren"),
         ],
         change,
     )

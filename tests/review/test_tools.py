@@ -94,13 +94,14 @@ def call(tools: RepoTools, name: str, **arguments: object) -> str:
 # -- normal use --------------------------------------------------------------------------
 
 
-def test_definitions_describe_the_four_tools(tools: RepoTools) -> None:
+def test_definitions_describe_the_five_tools(tools: RepoTools) -> None:
     specs = tools.definitions()
     assert [s["function"]["name"] for s in specs] == [
         "read_file",
         "search",
         "list_dir",
         "find_definition",
+        "find_references",
     ]
     for spec in specs:
         assert spec["type"] == "function"

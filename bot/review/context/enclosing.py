@@ -2,13 +2,16 @@
 
 Python is parsed with :mod:`ast` (see :mod:`bot.review.context.python_units`): the innermost
 ``def``/``class`` containing the line (decorators included); a module-level line has no
-enclosing unit.
+enclosing unit. The other languages with a tree-sitter grammar installed (the
+``parsers`` extra: Go, Java, TypeScript, Rust, C, Ruby … see :mod:`bot.code.grammars`),
+and Python that ``ast`` cannot read, get the innermost unit of their syntax tree
+(:func:`bot.code.outline.outline`).
 
-Other languages use a heuristic, because a parser per language is a heavy dependency for
-a hint. Scanning backwards from the line (at most ``_MAX_SCAN`` lines), a line is a
-candidate header when it is indented no deeper than the changed line and looks like a
-definition: a definition keyword after optional modifiers (``function``, ``func``,
-``fn``, ``def``, ``class``, ``struct``, ``impl``, ``interface``, ``type T struct`` …),
+Any other file, or every file without the extra, gets a heuristic. Scanning backwards
+from the line (at most ``_MAX_SCAN`` lines), a line is a candidate header when it is
+indented no deeper than the changed line and looks like a definition: a definition
+keyword after optional modifiers (``function``, ``func``, ``fn``, ``def``, ``class``,
+``struct``, ``impl``, ``interface``, ``type T struct`` …),
 a C/Java-style signature (``int main(void)``, ``public Foo bar(…)``, but not ``if (…)``),
 or a JavaScript function assigned to a name (``const f = async (x) => {``). Its end is
 found forwards (at most ``_MAX_BLOCK`` lines):
@@ -31,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot.code.outline import Outline, outline
 from bot.review.context.languages import Family, language_for
 from bot.review.context.python_units import python_units
 from bot.text import printable
@@ -229,6 +233,15 @@ def enclosing_ranges(
     return sorted({(start, end, unit_name(src_lines[header - 1])) for start, end, header in units})
 
 
+def _outline(path: str, src_lines: list[str]) -> Outline | None:
+    """The file's syntax tree's units, where a grammar reads its language."""
+    try:
+        data = "\n".join(src_lines).encode("utf-8", "replace")
+    except UnicodeError:
+        return None
+    return outline(path, data)
+
+
 def enclosing_units(
     path: str, src_lines: list[str], lines: Iterable[int], *, max_lines: int = MAX_RANGE_LINES
 ) -> list[tuple[int, int, int]]:
@@ -243,13 +256,29 @@ def enclosing_units(
         return []
     found: set[tuple[int, int, int]] = set()
     units = python_units(src_lines, wanted) if family == "python" else None
-    if units is not None:
+    parsed = None if units is not None else _outline(path, src_lines)
+    scanner = _Scanner(src_lines, "indent" if family == "python" else family)
+    if parsed is not None:
+        for n in wanted:
+            unit = parsed.innermost(n)
+            best = None if unit is None else (unit.start, unit.end, unit.line)
+            if parsed.has_errors:
+                # Where the parser lost its way (C macros standing for statements, an
+                # #ifdef cutting a function in two, functions run together) the
+                # heuristic may still see the unit, or a smaller one inside.
+                hit = scanner.enclosing(n - 1)
+                if hit is not None and (
+                    best is None or (best[0] <= hit[0] + 1 and hit[1] + 1 <= best[1])
+                ):
+                    best = (hit[0] + 1, hit[1] + 1, hit[2] + 1)
+            if best is not None:
+                found.add(best)
+    elif units is not None:
         for n in wanted:
             inside = [u for u in units if u[0] <= n <= u[1]]
             if inside:
                 found.add(min(inside, key=lambda u: u[1] - u[0]))
     else:
-        scanner = _Scanner(src_lines, "indent" if family == "python" else family)
         for n in wanted:
             hit = scanner.enclosing(n - 1)
             if hit is not None:

@@ -9,8 +9,10 @@ A suggestion is only worth showing when applying it can be trusted: it must appl
 head content, change something, and not break the file. "Not break" is, for Python, that
 the statements around the replaced lines parse before and after (see
 :mod:`bot.review.findings.python_syntax`), or else ``ast.parse`` of the whole new file (when the
-old file parsed); for other languages an unchanged bracket balance of the replaced region
-(strings and comments skipped roughly).
+old file parsed); for the other languages a tree-sitter grammar reads (the ``parsers``
+extra: Go, Java, TypeScript, Rust …), that the whole new file reads without syntax errors
+when the old one did (:func:`bot.code.syntax.breaks_syntax`); elsewhere an unchanged
+bracket balance of the replaced region (strings and comments skipped roughly).
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from bot.code.grammars import language_of
+from bot.code.syntax import breaks_syntax
 from bot.errors import GitNeuralError
 from bot.review.findings.python_syntax import parses_locally
 from bot.review.findings.side_text import split_lines
+from bot.text import encode_text
 
 #: Comment syntax by file extension, for the rough bracket scan; C-like otherwise.
 _HASH_COMMENTS = frozenset(
@@ -151,6 +156,11 @@ def suggestion_problem(
             if not _parses(apply_suggestion(whole_text, start, end, replacement)):
                 return "the file would no longer parse as Python"
             return None
+    elif whole_text is not None and language_of(path) is not None:
+        after = apply_suggestion(whole_text, start, end, replacement)
+        broken = breaks_syntax(path, encode_text(whole_text), encode_text(after))
+        if broken is not None:
+            return f"the file would no longer parse as {language_of(path)}" if broken else None
     style = _comment_style(path)
     if bracket_balance("\n".join(new), style) != bracket_balance("".join(old_lines), style):
         return "it would unbalance brackets"

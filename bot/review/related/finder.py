@@ -14,7 +14,11 @@ Sites are classified with the tools' own definition patterns
 :meth:`RepoTools.read_file`, so they are redacted and capped exactly as a tool result
 would be. Sites already visible in the diff are left out.
 
-All groups' names are looked up in one walk of the snapshot: a substring probe per name
+With the snapshot's symbol index (:class:`bot.code.index.SymbolIndex`, given by the
+entrance that keeps one per commit), the sites come from it instead of a walk: the
+definitions the parser found, and the calls of each changed name, nearest files first
+(same folder, then same top folder, then the rest). Without one,
+all groups' names are looked up in one walk of the snapshot: a substring probe per name
 on the raw bytes, then a word search in the few files that contain one. The walk visits
 the files nearest to the change first (:mod:`bot.review.related.nearest_files`: same directory, then
 the package around it, then the rest) and stops after ``max_scan_bytes`` of file
@@ -28,10 +32,12 @@ first); the text is bounded in tokens.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
@@ -99,10 +105,17 @@ class _Wanted:
 class RelatedFinder:
     """Related code for one or more groups of files of a change, from one walk."""
 
-    def __init__(self, head: Snapshot, limits: RelatedLimits | None = None) -> None:
+    def __init__(
+        self,
+        head: Snapshot,
+        limits: RelatedLimits | None = None,
+        *,
+        index: SymbolIndex | None = None,
+    ) -> None:
         self._head = head
         self.limits = limits or RelatedLimits()
-        self._tools = RepoTools(head)
+        self._tools = RepoTools(head, index=index)
+        self._index = index
         #: Set when the walk stopped early (byte, file or time bound): results are partial.
         self.partial = False
 
@@ -121,7 +134,10 @@ class RelatedFinder:
             NameProbe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
         ]
         changed_paths = [f.path for i in served for f in groups[i]]
-        sites = self._scan(probes, changed_paths)
+        if self._index is not None:
+            sites = self._from_index(self._index, probes, changed_paths)
+        else:
+            sites = self._scan(probes, changed_paths)
         return [
             self._render(wanted[i], sites, min(room, self.limits.max_tokens)) if i in wanted else ""
             for i, room in enumerate(rooms)
@@ -148,6 +164,32 @@ class RelatedFinder:
         used = used[: max(0, limit - len(changed))]
         shown = {f.path: f.right_lines for f in files}
         return _Wanted(changed, used, shown)
+
+    # -- the index -----------------------------------------------------------------------
+
+    def _from_index(
+        self, index: SymbolIndex, probes: list[NameProbe], near: Sequence[str]
+    ) -> dict[str, _Sites]:
+        folders = {posixpath.dirname(p) for p in near}
+        tops = {p.split("/", 1)[0] for p in near if "/" in p}
+
+        def distance(site: tuple[str, int]) -> tuple[int, str, int]:
+            path = site[0]
+            if posixpath.dirname(path) in folders:
+                return 0, *site
+            return (1 if path.split("/", 1)[0] in tops else 2), *site
+
+        limit = self.limits.max_mentions
+        sites = {p.name: _Sites() for p in probes}
+        for probe in probes:
+            found = sites[probe.name]
+            if probe.definitions:
+                places = [(d.path, d.line) for d in index.definitions(probe.name)]
+                found.definitions = sorted(places, key=distance)[:limit]
+            if probe.calls:
+                calls = [(r.path, r.line) for r in index.references(probe.name) if r.kind == "call"]
+                found.calls = sorted(set(calls), key=distance)[:limit]
+        return sites
 
     # -- the walk ------------------------------------------------------------------------
 

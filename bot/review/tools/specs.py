@@ -14,6 +14,7 @@ ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = {
     "search": {"pattern": (str, True), "path_glob": (str, False), "regex": (bool, False)},
     "list_dir": {"path": (str, False)},
     "find_definition": {"symbol": (str, True)},
+    "find_references": {"symbol": (str, True)},
 }
 
 _PATH = (
@@ -94,6 +95,19 @@ def tool_definitions(max_lines: int, max_matches: int) -> list[dict[str, Any]]:
             "Find where a function, class, method, type, struct, interface or constant is "
             "defined, across languages (def, class, func, fn, function, type, struct, "
             "interface, const …). Returns 'path:line: text' rows.",
+            {
+                "symbol": {
+                    "type": "string",
+                    "description": "The name, such as 'parse_config'; for 'Config.load' the "
+                    "last part is looked up.",
+                }
+            },
+        ),
+        _function(
+            "find_references",
+            "Find who uses a function, method, class or type: the lines that call it, name "
+            "it as a type or import it, each with the function or class it stands in. "
+            "Returns 'path:line: text  (in kind name)' rows.",
             {
                 "symbol": {
                     "type": "string",

@@ -1,12 +1,18 @@
 """The read-only repository tools K3 may call while it reviews.
 
-``read_file``, ``search``, ``list_dir`` and ``find_definition`` read the reviewed
-snapshot (the head tree, or the index for a staged review) through the
+``read_file``, ``search``, ``list_dir``, ``find_definition`` and ``find_references``
+read the reviewed snapshot (the head tree, or the index for a staged review) through the
 :class:`~bot.domain.change.Snapshot` protocol, never the live work tree or the file
 system. Their arguments come from the model and may have been planted by a prompt
 injection, so paths are resolved inside the snapshot only (:mod:`bot.review.tools.paths`),
 searches are bounded (:mod:`bot.review.tools.search`), and every result is redacted and
 size-capped. A result is untrusted text for a ``tool`` message; nothing here acts on it.
+
+``find_definition`` and ``find_references`` answer from the snapshot's symbol index
+(:class:`bot.code.index.SymbolIndex`: definitions and references read by tree-sitter),
+given or built on their first call within the search's limits; without one (no
+``parsers`` extra, a repository too large to index in time) ``find_definition`` falls
+back to its patterns and ``find_references`` to a word search.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 import regex
 
+from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.errors import GitNeuralError
 from bot.review.secrets.redaction import redact_text
@@ -27,7 +34,7 @@ from bot.review.tools.globs import glob_matcher
 from bot.review.tools.paths import ToolError, normalize, resolve, shown
 from bot.review.tools.reading import CACHE_MIN_BYTES, FileCache, FileLines, undecodable
 from bot.review.tools.regexes import compile_search
-from bot.review.tools.search import Scanner, SearchResult, definition_pattern
+from bot.review.tools.search import Hit, Scanner, SearchResult, definition_pattern
 from bot.review.tools.specs import tool_definitions
 from bot.text import printable
 
@@ -74,19 +81,28 @@ _TOOL_FAILURES = (
 
 
 class RepoTools:
-    def __init__(self, snapshot: Snapshot, *, limits: ToolLimits | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        *,
+        limits: ToolLimits | None = None,
+        index: SymbolIndex | None = None,
+    ) -> None:
         self._snapshot = snapshot
         self.limits = limits or ToolLimits()
+        self._index = index
+        self._index_tried = index is not None
         self._files = FileCache(self.limits.read_cache_bytes)
         self._handlers: dict[str, Callable[..., str]] = {
             "read_file": self.read_file,
             "search": self.search,
             "list_dir": self.list_dir,
             "find_definition": self.find_definition,
+            "find_references": self.find_references,
         }
 
     def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI function-tool specs for the four tools."""
+        """OpenAI function-tool specs for the five tools."""
         return tool_definitions(self.limits.max_lines, self.limits.max_matches)
 
     def call(self, name: str, arguments: str) -> str:
@@ -200,16 +216,85 @@ class RepoTools:
         return self._finish("\n".join([header, *rows]))
 
     def find_definition(self, symbol: str) -> str:
-        """Lines that define ``symbol`` (def/class/func/fn/type/struct/… across languages)."""
+        """Lines that define ``symbol`` (def/class/func/fn/type/struct/… across languages):
+        the symbol index's definitions and the definition patterns' lines, by path."""
         name, pattern = definition_pattern(symbol)
         result = self._scanner(time.monotonic()).definitions(name, pattern)
+        index = self.symbol_index()
+        found = index.definitions(name) if index is not None else []
+        listed = {(h.path, h.line) for h in result.hits}
+        extra = [(d.path, d.line) for d in found if (d.path, d.line) not in listed]
+        if extra and len(result.hits) < self.limits.max_matches:
+            # What only the parser saw ("static int\nhelper(void)", a method the patterns
+            # miss) joins the patterns' lines, in path order.
+            texts = self._line_texts(extra)
+            hits = [*result.hits, *(Hit(p, n, texts[p, n]) for p, n in extra)]
+            hits.sort(key=lambda h: (h.path, h.line))
+            result.hits[:] = hits[: self.limits.max_matches]
         empty = (
             f"no definition of {shown(name)} found ({result.files_scanned:,} files searched); "
             f"try search for {shown(name)}"
         )
         return self._report(result, empty)
 
+    def find_references(self, symbol: str) -> str:
+        """Lines that call, name or import ``symbol``, each with the unit it stands in."""
+        name, _ = definition_pattern(symbol)
+        index = self.symbol_index()
+        if index is None:
+            return self.search(rf"\b{re.escape(name)}\b", regex=True)
+        sites = []
+        for ref in index.references(name):
+            unit = index.enclosing(ref.path, ref.line)
+            where = f"  (in {unit.kind} {unit.name})" if unit is not None and unit.name else ""
+            sites.append((ref.path, ref.line, where))
+        if not sites:
+            return self._finish(
+                f"no references to {shown(name)} found in the symbol index "
+                f"({len(index.files):,} files indexed); try search for {shown(name)}"
+            )
+        return self._sites(sites)
+
+    def symbol_index(self) -> SymbolIndex | None:
+        """The snapshot's symbol index: given, or built once within the search's limits."""
+        if not self._index_tried:
+            self._index_tried = True
+            try:
+                self._index = SymbolIndex.build(
+                    self._snapshot,
+                    max_files=self.limits.max_files_scanned,
+                    max_file_bytes=self.limits.max_search_file_bytes,
+                    deadline=time.monotonic() + self.limits.search_timeout_s,
+                )
+            except TimeoutError:
+                self._index = None
+        return self._index
+
     # -- helpers ------------------------------------------------------------------------
+
+    def _line_texts(self, sites: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """The text of each ``(path, line)``, cut to ``max_line_chars``."""
+        files: dict[str, list[str]] = {}
+        texts = {}
+        for path, line in sites:
+            if path not in files:
+                data = self._snapshot.read(path) or b""
+                files[path] = data.decode("utf-8", "replace").split("\n")
+            text = files[path][line - 1] if line <= len(files[path]) else ""
+            texts[path, line] = text.removesuffix("\r")[: self.limits.max_line_chars]
+        return texts
+
+    def _sites(self, sites: list[tuple[str, int, str]]) -> str:
+        """``path:line: text`` rows (with a note each), at most ``max_matches`` of them."""
+        limit = self.limits.max_matches
+        texts = self._line_texts([(path, line) for path, line, _ in sites[:limit]])
+        rows = [
+            f"{printable(path)}:{line}: {texts[path, line].strip()}{note}"
+            for path, line, note in sites[:limit]
+        ]
+        if len(sites) > limit:
+            rows.append(f"[truncated: showing the first {limit:,} of {len(sites):,} sites]")
+        return self._finish("\n".join(rows))
 
     def _window(self, start_line: int | None, end_line: int | None, total: int) -> tuple[int, int]:
         start = 1 if start_line is None else start_line

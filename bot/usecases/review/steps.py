@@ -14,6 +14,7 @@ from typing import cast
 import github
 import pygit2
 
+from bot.code.index import repository_index
 from bot.config import Config, config_at, trusted_config
 from bot.domain.learnings import Learning
 from bot.domain.results import ReviewResult
@@ -164,6 +165,13 @@ def review_change(
     settings = dataclasses.replace(ctx.llm, effort=effort)
     deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
     client = K3Client(settings, on_usage=usage_recorder(ctx, job, "review"))
+    head = pc.change.head
+    # Built once per head beside the mirror, from the last indexed commit.
+    index = (
+        repository_index(head, pc.change.head_sha, mirror.path)
+        if head is not None and pc.change.head_sha
+        else None
+    )
     result = review(
         pc.change,
         config,
@@ -173,6 +181,7 @@ def review_change(
         on_progress=ctx.token_run.on_progress if ctx.token_run else None,
         learnings=repository_learnings(ctx, pull),
         since=pc.since,
+        symbol_index=index,
     )
     return pc, result
 

@@ -1,0 +1,1 @@
+"""Code intelligence: what a file holds (units, definitions, references), read by tree-sitter."""

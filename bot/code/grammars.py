@@ -1,0 +1,95 @@
+"""Which tree-sitter grammar reads a file, and loading it.
+
+The grammars are the tree-sitter project's own per-language wheels (``tree-sitter-go``,
+``tree-sitter-java`` …), each a compiled parser inside the installed package: nothing is
+downloaded at run time, so a review works offline and behind a firewall. They come with
+the ``parsers`` extra (``gitneural[parsers]``, part of ``app``); without it, or without one
+language's wheel, :func:`language_of` still names the language and :func:`load` answers
+``None``, and the callers keep their heuristics.
+
+``tree_sitter`` itself is imported on first use: the hook's start-up never pays for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import posixpath
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from tree_sitter import Language
+
+__all__ = ["GRAMMARS", "available", "language_of", "load"]
+
+#: Language → (module of its wheel, function that returns the compiled language).
+GRAMMARS: Final[dict[str, tuple[str, str]]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "swift": ("tree_sitter_swift", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+}
+
+_EXTENSIONS: Final[dict[str, str]] = {
+    **dict.fromkeys(("py", "pyi", "pyw"), "python"),
+    **dict.fromkeys(("js", "mjs", "cjs", "jsx"), "javascript"),
+    **dict.fromkeys(("ts", "mts", "cts"), "typescript"),
+    "tsx": "tsx",
+    "go": "go",
+    "java": "java",
+    **dict.fromkeys(("kt", "kts"), "kotlin"),
+    "rs": "rust",
+    # A .h file is read as C: C++ headers parse as C well enough for units and names,
+    # and C's grammar is the smaller one.
+    **dict.fromkeys(("c", "h"), "c"),
+    **dict.fromkeys(("cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "c++", "h++"), "cpp"),
+    "cs": "csharp",
+    "rb": "ruby",
+    "php": "php",
+    "swift": "swift",
+    **dict.fromkeys(("scala", "sc"), "scala"),
+    **dict.fromkeys(("sh", "bash"), "bash"),
+}
+_FILENAMES: Final[dict[str, str]] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+
+
+def language_of(path: str) -> str | None:
+    """The grammar's language for ``path`` (by its name), or ``None`` when there is none."""
+    name = posixpath.basename(path)
+    if name in _FILENAMES:
+        return _FILENAMES[name]
+    ext = name.rpartition(".")[2].lower() if "." in name else ""
+    return _EXTENSIONS.get(ext)
+
+
+@functools.cache
+def available(language: str) -> bool:
+    """Whether ``tree_sitter`` and the language's wheel are installed (asked of the import
+    system, without importing them)."""
+    if language not in GRAMMARS or importlib.util.find_spec("tree_sitter") is None:
+        return False
+    return importlib.util.find_spec(GRAMMARS[language][0]) is not None
+
+
+@functools.cache
+def load(language: str) -> Language | None:
+    """The compiled grammar of ``language``, or ``None`` when it is not installed."""
+    if not available(language):
+        return None
+    from tree_sitter import Language
+
+    module, function = GRAMMARS[language]
+    return Language(getattr(importlib.import_module(module), function)())
