@@ -18,6 +18,7 @@ webhook queue it, but a MEMBER or a COLLABORATOR may have read access only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.errors import GitNeuralError, ModelQuotaError, StoreError
 from bot.gh.permissions import may_command
@@ -31,6 +32,7 @@ from bot.usecases.discussion.replies import answer_in_thread
 from bot.usecases.discussion.resolutions import record_resolution
 from bot.usecases.discussion.teaching import answer_learning
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.errors import unfenced
 from bot.usecases.review.run import TransientJobError
 
 __all__ = ["ConversationOutcome", "give_up", "run_conversation_job"]
@@ -43,9 +45,11 @@ QUOTA_NOTICE = (
 )
 
 
-def run_conversation_job(job: ConversationJob, ctx: JobContext) -> ConversationOutcome:
-    """Answer ``job``'s comment once."""
-    run = ConversationRun(job, ctx)
+def run_conversation_job(
+    job: ConversationJob, ctx: JobContext, fence: Callable[[], None] = unfenced
+) -> ConversationOutcome:
+    """Answer ``job``'s comment once (``fence``: :class:`ConversationRun`'s)."""
+    run = ConversationRun(job, ctx, fence)
     try:
         if job.trigger == "resolved":
             return record_resolution(run)
