@@ -27,7 +27,7 @@ from tests.support.deployments import deployment
 from tests.support.hosts import Cluster, Cut, WorkerHost
 from tests.support.netns import HostNetwork
 from tests.support.services import OUTCOME, REPO, AppWorld, app_world, make_job, wait_for
-from tests.support.store import postgres_database
+from tests.support.store import PostgresServer, postgres_database
 
 #: The claim's lease in these tests (the product's default is longer): a cut host's job
 #: is put back in line this long after its last renewal.
@@ -52,13 +52,16 @@ class Partition:
 
 @contextlib.contextmanager
 def worker_hosts(
-    kind: str, root: Path, hosts: int = 2, **extra: str
+    kind: str, root: Path, hosts: int = 2, database: str | None = None, **extra: str
 ) -> Iterator[tuple[Cluster, AppWorld]]:
-    """``hosts`` worker hosts (one review thread each) on ``kind``'s broker, PostgreSQL."""
+    """``hosts`` worker hosts (one review thread each) on ``kind``'s broker, with
+    PostgreSQL as the store (``database``, else a database of their own on the shared
+    server)."""
     with contextlib.ExitStack() as stack:
         net = stack.enter_context(HostNetwork(hosts))
         world = stack.enter_context(app_world(root / "world", gh_host=net.git))
-        database = stack.enter_context(postgres_database())
+        if database is None:
+            database = stack.enter_context(postgres_database())
         settings = {
             "GITNEURAL_DATABASE_URL": database,
             "GITNEURAL_LOCK_LEASE": str(LEASE),
@@ -156,6 +159,45 @@ def partition_mid_review(
         checks=world.gh.check_runs(REPO, head),
         conclusions=[what for _, what in accepted if what != "review"],
         cut_outcome=",".join(outcomes_of(victim, job.delivery_id)),
+        posted_after_heal=sum(1 for t, _ in accepted if t > healed_at),
+        logs="\n".join(f"== {h.name}\n{h.log()}" for h in cluster.hosts),
+    )
+
+
+def restart_store_mid_review(cluster: Cluster, world: AppWorld, pg: PostgresServer) -> Partition:
+    """Stop PostgreSQL while a review waits on the model, let the answer come while it is
+    down (the run needs the store before it posts), and start it again."""
+    number = world.new_pull()
+    title = world.title(number)
+    job = make_job(world, number)
+    head = str(job.head_sha)
+    world.wake.clear()
+    world.think = 600.0
+    cluster.d.queue.submit(job)
+    try:
+        wait_for(lambda: world.active.get(title), "the review to reach the model", 60)
+        host = wait_for(lambda: running(cluster, job.delivery_id), "the host running it", 10)
+        cut_at = time.time()
+        pg.stop()
+        world.think = 0.0
+        world.wake.set()
+        wait_for(lambda: "retrying" in outcomes_of(host, job.delivery_id), "a retry", 60, 0.2)
+        pg.start()
+        healed_at = time.time()
+        wait_for(lambda: world.reviews(number), "the review", 90, 0.2)
+        time.sleep(1.0)
+    finally:
+        world.think = 0.0
+        world.wake.set()
+    accepted = _accepted(world, number, head)
+    reviews = [t for t, what in accepted if what == "review"]
+    return Partition(
+        cut="everything",
+        seconds=min(reviews) - cut_at if reviews else float("inf"),
+        reviews=world.reviews(number),
+        checks=world.gh.check_runs(REPO, head),
+        conclusions=[what for _, what in accepted if what != "review"],
+        cut_outcome=",".join(outcomes_of(host, job.delivery_id)),
         posted_after_heal=sum(1 for t, _ in accepted if t > healed_at),
         logs="\n".join(f"== {h.name}\n{h.log()}" for h in cluster.hosts),
     )

@@ -239,7 +239,9 @@ def _run_locked(
                 job,
                 ctx,
                 still_current=still_current,
-                redelivered=claim.entry.resume,
+                # A retry carries on the check run too: its first attempt may have been
+                # cut off from GitHub before it could pause it.
+                redelivered=claim.entry.resume or claim.entry.faults > 0,
                 fence=fence,
             )
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
