@@ -129,11 +129,15 @@ def partition_mid_review(
         if answer == "cut":
             world.wake.set()
         deadline = time.monotonic() + hold
+
+        def done() -> bool:
+            # The review, and its check run completed: the other run has nothing left to send.
+            checks = world.gh.check_runs(REPO, head)
+            complete = bool(checks) and all(c["status"] == "completed" for c in checks)
+            return bool(world.reviews(number)) and complete
+
         wait_for(
-            lambda: world.reviews(number) or time.monotonic() > deadline,
-            "a review, or the hold to pass",
-            hold + 90,
-            0.2,
+            lambda: done() or time.monotonic() > deadline, "a review, or the hold", hold + 90, 0.2
         )
         cluster.heal(victim)
         healed_at = time.time()
