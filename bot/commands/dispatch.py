@@ -5,6 +5,8 @@ raised before anything is read or posted: never answered by some other handler."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.commands.registry import UnknownJobKindError, command_named, commands
 from bot.jobs import ConversationJob
 from bot.usecases.context import JobContext
@@ -12,6 +14,7 @@ from bot.usecases.discussion.dispatch import Handler, run_conversation_job
 from bot.usecases.discussion.replies import answer_in_thread
 from bot.usecases.discussion.resolutions import record_resolution
 from bot.usecases.discussion.thread_run import ConversationOutcome
+from bot.usecases.errors import unfenced
 
 __all__ = ["UnknownJobKindError", "handler_for", "job_kind", "run_conversation"]
 
@@ -34,10 +37,13 @@ def handler_for(kind: str) -> tuple[Handler, bool]:
     return command.handle, True
 
 
-def run_conversation(job: ConversationJob, ctx: JobContext) -> ConversationOutcome:
-    """Answer ``job`` with its kind's handler; raises ``UnknownJobKindError`` first."""
+def run_conversation(
+    job: ConversationJob, ctx: JobContext, fence: Callable[[], None] = unfenced
+) -> ConversationOutcome:
+    """Answer ``job`` with its kind's handler; raises ``UnknownJobKindError`` first.
+    ``fence``: asked of the store before each post (``ConversationRun``)."""
     handle, permission = handler_for(job.trigger)
-    return run_conversation_job(job, ctx, handle, needs_permission=permission)
+    return run_conversation_job(job, ctx, handle, needs_permission=permission, fence=fence)
 
 
 def job_kind(job: ConversationJob | None) -> str:

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,15 +103,17 @@ class GitNeuralProcess:
         env: dict[str, str],
         log: Path,
         program: list[str] | None = None,
+        prefix: Sequence[str] = (),
     ) -> None:
-        self.args, self.env, self.log_path = args, env, log
+        #: ``prefix``: what runs it, e.g. ``ip netns exec`` on a host of its own.
+        self.args, self.env, self.log_path, self.prefix = args, env, log, list(prefix)
         self.program = program or GITNEURAL
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> GitNeuralProcess:
         self._log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [*self.program, "-v", *self.args],
+            [*self.prefix, *self.program, "-v", *self.args],
             env=self.env,
             cwd=ROOT,
             stdout=self._log,
@@ -224,6 +226,8 @@ class AppWorld:
     stub: K3Stub
     #: Seconds the model is silent before each answer (a review in flight, countable).
     think: float = 0.0
+    #: Set: every answer still thinking comes at once (a model call held over a cut).
+    wake: threading.Event = field(default_factory=threading.Event)
     #: Seconds each answer streams its reasoning (a review in flight, running Python).
     stream: float = 0.0
     #: Chat requests in flight at once, per PR title, and the most seen (all PRs: "*").
@@ -251,7 +255,7 @@ class AppWorld:
                 self.most_active[key] = max(self.most_active.get(key, 0), self.active[key])
         try:
             if self.think:
-                time.sleep(self.think)
+                self.wake.wait(self.think)
             findings = self.answers.get(title, [PLANTED_BUG])
             walkthrough = walkthrough_for(body) if self.walkthroughs else None
             return submit_reply(*findings, think_seconds=self.stream, walkthrough=walkthrough)
@@ -342,10 +346,12 @@ class AppWorld:
 
 
 @contextlib.contextmanager
-def app_world(root: Path, *, check_history: bool = False) -> Iterator[AppWorld]:
-    """The fake GitHub (repository ``octo/app``, installation 1) and the K3 stub
-    (``check_history``: every assistant message must come back exactly as sent)."""
-    with FakeGitHub(root / "gh") as gh:
+def app_world(
+    root: Path, *, check_history: bool = False, gh_host: str = "127.0.0.1"
+) -> Iterator[AppWorld]:
+    """The fake GitHub (repository ``octo/app``, installation 1; on ``gh_host``) and the K3
+    stub (``check_history``: every assistant message must come back exactly as sent)."""
+    with FakeGitHub(root / "gh", host=gh_host) as gh:
         gh.create_repo(
             REPO,
             installation_id=1,

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,3 +78,56 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         return
     with postgres_database() as url:
         yield url
+
+
+class PostgresServer:
+    """A PostgreSQL server of the test's own (``initdb`` into a directory of its own, run
+    as the ``postgres`` user when the test is root), for tests that restart it: the shared
+    one must never be.
+
+        with PostgresServer() as pg:
+            pg.url          # its database
+            pg.stop(); pg.start()
+    """
+
+    def __init__(self) -> None:
+        # Not under pytest's tmp_path: the postgres user cannot enter root's directories.
+        self.root, self.port = Path(tempfile.mkdtemp(prefix="gn-pg-")), _free_port()
+        self.data = self.root / "pgdata"
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _pg(self, *args: str) -> None:
+        binary = shutil.which(args[0])
+        if binary is None:
+            message = f"{args[0]} (PostgreSQL's server) is not installed here"
+            if os.environ.get("CI") == "true":
+                pytest.fail(message)
+            pytest.skip(message)
+        run = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*run, binary, *args[1:]], check=True, capture_output=True, timeout=120)
+
+    def start(self) -> PostgresServer:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._pg("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "pg.log"),
+                 "-w", "start")  # fmt: skip
+        return self
+
+    def stop(self) -> None:
+        self._pg("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def __enter__(self) -> PostgresServer:
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres")
+        self._pg("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            self._pg("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

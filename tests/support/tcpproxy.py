@@ -1,4 +1,4 @@
-"""A TCP proxy on 127.0.0.1 whose link can be cut and restored, for broker outages in
+"""A TCP proxy (on 127.0.0.1 unless told) whose link can be cut and restored, for broker outages in
 tests: the worker's connections fail while the shared server runs on for everyone else.
 
     proxy = CuttableProxy(("127.0.0.1", 6379))
@@ -20,9 +20,11 @@ class CuttableProxy:
     :meth:`restore`: the network between a worker and its broker failing, while the
     shared Redis server itself runs on for everyone else."""
 
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    def __init__(
+        self, upstream: tuple[str, int], listen: tuple[str, int] = ("127.0.0.1", 0)
+    ) -> None:
         self.upstream = upstream
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server(listen)
         self.port: int = self._listener.getsockname()[1]
         self._open = threading.Event()
         self._open.set()

@@ -39,6 +39,7 @@ from workers.celeryapp.outcomes import tell_end
 from workers.celeryapp.runtime import Runtime
 from workers.celeryapp.task_names import CONVERSATION_TASK
 from workers.celeryapp.time_limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
+from workers.state import fencing
 from workers.state.pr_lock import PRLock, PRStateError
 
 if TYPE_CHECKING:
@@ -145,7 +146,9 @@ def _run_locked(
     )
     try:
         with guard:
-            outcome = run_conversation(job, runtime.context())
+            # The comment's lock, asked of the store before each post (workers.state.fencing).
+            fence = fencing.fence({"the comment's lock": lock})
+            outcome = run_conversation(job, runtime.context(), fence)
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
             log.warning("conversation job %s interrupted by shutdown: requeued", describe(job))

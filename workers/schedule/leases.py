@@ -28,6 +28,11 @@ class ClaimLease:
     def lost(self) -> bool:
         return self._heartbeat.lost
 
+    def held(self) -> bool:
+        """Renewed now, by the claim's owner token (a new one per claim: its epoch): is the
+        job still this claim's? Raises :class:`ScheduleError` when the store cannot say."""
+        return self._heartbeat.held()
+
     def start(self) -> ClaimLease:
         self._heartbeat.start()
         return self

@@ -6,8 +6,10 @@ as before the schedule existed:
 
 1. it ends ``superseded`` if a newer head of the PR was queued after it;
 2. it takes the PR's lock, or waits ``lock_retry_delay`` in the schedule (not a fault);
-3. it runs :func:`bot.usecases.review.run.run_review_job` with ``still_current`` (lock and lease
-   still held, no newer head queued), under the soft and hard time limits; a
+3. it runs :func:`bot.usecases.review.run.run_review_job` with ``still_current`` (no newer head
+   queued) and its ``fence`` (claim and lock still this run's, asked of the store at the
+   moment of each write to GitHub: :mod:`workers.state.fencing`), under the soft and hard
+   time limits; a
    ``/review`` makes sure of its ``eyes`` reaction first; a job put back in line after
    its worker stopped (``resume``) carries on the check run that worker left;
 4. a transient fault waits in the schedule with exponential backoff and jitter, at
@@ -28,6 +30,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from bot.errors import GitNeuralError
 from bot.jobs import JobError, ReviewJob
 from bot.usecases.context import JobContext
+from bot.usecases.errors import FencedError
 from bot.usecases.review import run as jobrun
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp import time_limits as limits
@@ -37,6 +40,7 @@ from workers.celeryapp.runtime import Runtime
 from workers.celeryapp.time_limits import ShutdownInterrupt, SoftLimitInterrupt, TaskGuard
 from workers.schedule.leases import ClaimLease
 from workers.schedule.protocol import MAX_RECOVERIES, Claim, ScheduleError, entry_for
+from workers.state import fencing
 from workers.state.pr_lock import PRLock, PRState, PRStateError, is_current, pr_key
 
 if TYPE_CHECKING:
@@ -198,25 +202,16 @@ def _run_locked(
     key = pr_key(job.repo, job.pr_number)
     abandoned = threading.Event()
 
+    # Asked at the moment of each write to GitHub (workers.state.fencing): a run whose
+    # claim or lock was taken over, or whose store cannot be reached, posts nothing.
+    fence = fencing.fence({"the claim on the job": lease, "the PR's lock": lock}, abandoned.is_set)
+
     def still_current(head_sha: str) -> bool:
-        if abandoned.is_set():
-            return False
-        if lock.lost or lease.lost:
-            # A lease ran out while its store was unreachable: the PR (or the job) may be
-            # another worker's by now, so this run must not post; nothing newer replaced
-            # it either. Retried, the job finds the review done, or does it.
-            what = "PR lock's" if lock.lost else "job's"
-            raise PRStateError(
-                f"the {what} lease ran out while its store was unreachable: "
-                "the review will run again"
-            )
+        fence()
         try:
             return is_current(state.latest(key), head_sha, seq)
         except PRStateError as exc:
-            # Holding the lock, no other job of this PR runs; the runner still checks
-            # GitHub's own head before posting.
-            log.warning("review job %s: head record unreadable (%s)", describe(job), exc)
-            return True
+            raise FencedError(f"the PR's head record cannot be read ({exc})") from None
 
     def on_hard_limit() -> None:
         abandoned.set()
@@ -241,7 +236,13 @@ def _run_locked(
             if job.comment_id is not None:
                 _ensure_eyes(job, ctx)
             outcome = jobrun.run_review_job(
-                job, ctx, still_current=still_current, redelivered=claim.entry.resume
+                job,
+                ctx,
+                still_current=still_current,
+                # A retry carries on the check run too: its first attempt may have been
+                # cut off from GitHub before it could pause it.
+                redelivered=claim.entry.resume or claim.entry.faults > 0,
+                fence=fence,
             )
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):

@@ -42,6 +42,17 @@ class Heartbeat:
     def mark_lost(self) -> None:
         self._lost.set()
 
+    def held(self) -> bool:
+        """Renew now and say whether the lease is still ours, asked of the store (not of
+        what the last beat saw); raises ``unreachable`` when the store cannot say."""
+        if self.lost:
+            return False
+        if not self._renew():
+            log.error("%s was taken over: this run will not post", self._what)
+            self._lost.set()
+            return False
+        return True
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._beat, name=self._name, daemon=True)
         self._thread.start()

@@ -102,6 +102,11 @@ class PRLock:
     def lost(self) -> bool:
         return self._heartbeat.lost
 
+    def held(self) -> bool:
+        """Renewed now: is the PR still this lock's? Raises :class:`PRStateError` when the
+        store cannot say."""
+        return self._heartbeat.held()
+
     def acquire(self) -> bool:
         if not self._state.acquire(self.key, self.owner, self._lease):
             return False

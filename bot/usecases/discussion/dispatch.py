@@ -30,6 +30,7 @@ from bot.render.discussion import notice_body
 from bot.text import one_line
 from bot.usecases.context import JobContext
 from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.errors import unfenced
 from bot.usecases.review.run import TransientJobError
 
 __all__ = ["ConversationOutcome", "Handler", "give_up", "run_conversation_job"]
@@ -46,10 +47,15 @@ QUOTA_NOTICE = (
 
 
 def run_conversation_job(
-    job: ConversationJob, ctx: JobContext, handle: Handler, *, needs_permission: bool = True
+    job: ConversationJob,
+    ctx: JobContext,
+    handle: Handler,
+    *,
+    needs_permission: bool = True,
+    fence: Callable[[], None] = unfenced,
 ) -> ConversationOutcome:
-    """Answer ``job``'s comment once, with ``handle``."""
-    run = ConversationRun(job, ctx)
+    """Answer ``job``'s comment once, with ``handle`` (``fence``: :class:`ConversationRun`'s)."""
+    run = ConversationRun(job, ctx, fence)
     try:
         if needs_permission and not may_command(
             run.gh, job.repo, job.requested_by, on_401=run.forget_token

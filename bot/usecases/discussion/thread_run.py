@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -38,6 +39,7 @@ from bot.render.discussion import (
 )
 from bot.store.learnings import active_learnings
 from bot.usecases.context import JobContext
+from bot.usecases.errors import unfenced
 from bot.usecases.pull_change import build_change
 from bot.usecases.review.steps import fetch_mirror
 from bot.usecases.spend import answer_refusal, usage_recorder
@@ -106,8 +108,12 @@ def answer_in(thread: ReviewThread | None, comment_id: int, identity: BotIdentit
 
 
 class ConversationRun:
-    def __init__(self, job: ConversationJob, ctx: JobContext) -> None:
-        self.job, self.ctx = job, ctx
+    def __init__(
+        self, job: ConversationJob, ctx: JobContext, fence: Callable[[], None] = unfenced
+    ) -> None:
+        #: ``fence``: raises :class:`~bot.usecases.errors.FencedError` when this run may no
+        #: longer post (its lock taken over, or its store unreachable); asked before each post.
+        self.job, self.ctx, self.fence = job, ctx, fence
         self.gh = ctx.github(job.installation_id)
         # A command asked in a review thread is answered there too.
         self.kind: Kind = "reply" if job.in_reply_to is not None else "answer"
@@ -208,6 +214,7 @@ class ConversationRun:
 
     def post_reply(self, body: str) -> int:
         assert self.top_id is not None
+        self.fence()
         job = self.job
         posted, _found = post_thread_reply(
             self.gh,
@@ -239,6 +246,7 @@ class ConversationRun:
         return None
 
     def post_answer(self, body: str) -> int:
+        self.fence()
         job = self.job
         posted, _found = post_pr_comment(
             self.gh,

@@ -4,6 +4,7 @@ dead worker left), completed once, and completed best effort when the job fails.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import github
 
@@ -12,16 +13,26 @@ from bot.gh.checks import Check, CheckOutput, unfinished_checks
 from bot.gh.pulls import PostedReview, lazy_repo
 from bot.jobs import ReviewJob
 from bot.usecases.context import JobContext
+from bot.usecases.errors import FencedError, unfenced
 
 log = logging.getLogger("gitneural.worker")
 
 
 class JobCheck:
+    """Every write is fenced (``fence``, :func:`bot.usecases.review.run.run_review_job`): a
+    run that may no longer report leaves the check run to the one that may."""
+
     def __init__(
-        self, gh: github.Github, job: ReviewJob, ctx: JobContext, name: str, redelivered: bool
+        self,
+        gh: github.Github,
+        job: ReviewJob,
+        ctx: JobContext,
+        name: str,
+        redelivered: bool,
+        fence: Callable[[], None] = unfenced,
     ) -> None:
         self.gh, self.job, self.ctx, self.name = gh, job, ctx, name
-        self.redelivered = redelivered
+        self.redelivered, self.fence = redelivered, fence
         #: The run in progress, if one was started and not completed yet.
         self.run: Check | None = None
         #: The token may not create check runs (``ctx.checks_optional``): none is made.
@@ -31,6 +42,7 @@ class JobCheck:
         self.ctx.forget_token(self.job.installation_id)
 
     def start(self, head_sha: str) -> None:
+        self.fence()
         repo = lazy_repo(self.gh, self.job.repo)
         if self.redelivered and self.ctx.app_id is not None:
             # One more request, only on a redelivery: no orphan run left "in progress".
@@ -81,7 +93,7 @@ class JobCheck:
 
     def start_for_failure(self, head_sha: str) -> None:
         """A run to say why the job failed on, if none was started (best effort)."""
-        if self.run is not None or self.skipped:
+        if self.run is not None or self.skipped or not self._may_write():
             return
         try:
             self.run = Check.start(
@@ -99,9 +111,10 @@ class JobCheck:
         A transient failure propagates without touching the run: the job's retry finds
         the review by its marker and completes the run it left in progress.
         """
-        check, self.run = self.run, None
-        if check is None and self.skipped:
+        if self.run is None and self.skipped:
             return
+        self.fence()
+        check, self.run = self.run, None
         assert check is not None
         try:
             check.complete(output)
@@ -120,6 +133,7 @@ class JobCheck:
         app_id = self.ctx.app_id
         if app_id is None:
             return  # reviewing with a token: its check runs are not told apart from others'
+        self.fence()
         try:
             repo = lazy_repo(self.gh, self.job.repo)
             for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
@@ -130,10 +144,18 @@ class JobCheck:
 
     def close(self, conclusion: str, title: str, summary: str) -> None:
         """Best effort: complete the check run, if one was started."""
-        if self.run is None:
+        if self.run is None or not self._may_write():
             return
         check, self.run = self.run, None
         try:
             check.complete(CheckOutput(conclusion, title, summary))
         except GitHubError as exc:
             log.warning("%s: could not complete the check run: %s", self.name, exc)
+
+    def _may_write(self) -> bool:
+        try:
+            self.fence()
+        except FencedError as exc:
+            log.warning("%s: check run left to the run that holds the job: %s", self.name, exc)
+            return False
+        return True

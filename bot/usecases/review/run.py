@@ -54,7 +54,7 @@ from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, r
 from bot.jobs import ReviewJob
 from bot.text import one_line
 from bot.usecases.context import JobContext
-from bot.usecases.errors import TransientJobError
+from bot.usecases.errors import FencedError, TransientJobError, unfenced
 from bot.usecases.eyes import add_eyes_reaction
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.check_run import JobCheck
@@ -114,18 +114,25 @@ def run_review_job(
     *,
     still_current: Callable[[str], bool] = lambda head_sha: True,
     redelivered: bool = False,
+    fence: Callable[[], None] = unfenced,
 ) -> JobOutcome:
     """Review ``job``'s pull request and post the result.
 
     ``redelivered``: the broker handed this job out before (its worker died), so a check
-    run it left in progress is carried on rather than a second one started.
+    run it left in progress is carried on rather than a second one started. ``fence``
+    raises :class:`FencedError` when this run may no longer write to GitHub (another run
+    may hold the job); it is asked right before every write of the run's result.
     """
     if ctx.store is None:
         # Said before any request: the review's memory needs the store (its extra).
         require("store", "a review posted on a pull request")
-    run = _JobRun(job, ctx, still_current, redelivered)
+    run = _JobRun(job, ctx, still_current, redelivered, fence)
     try:
         outcome = run.run()
+    except FencedError as exc:
+        # Not this run's to report on any more: the check run is left to the one that is.
+        log.warning("%s: %s", run.name, exc)
+        raise TransientJobError(str(exc)) from exc
     except GitNeuralError as exc:
         if exc.transient:
             run.check.close("neutral", PAUSED_TITLE, f"Paused: {exc}")
@@ -151,12 +158,13 @@ class _JobRun:
         ctx: JobContext,
         still_current: Callable[[str], bool],
         redelivered: bool = False,
+        fence: Callable[[], None] = unfenced,
     ) -> None:
-        self.job, self.ctx, self.still_current = job, ctx, still_current
+        self.job, self.ctx, self.still_current, self.fence = job, ctx, still_current, fence
         self.gh = ctx.github(job.installation_id)
         self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
         self.pull: PullInfo | None = None
-        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered)
+        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered, fence)
         self.earlier: list[PostedReview] = []
 
     def _forget_token(self) -> None:
@@ -259,6 +267,7 @@ class _JobRun:
             on_401=self._forget_token,
             threads=threads,
         )
+        self.fence()  # settling the memory replies in and resolves threads of fixed findings
         pub = publish(
             result,
             pc,
@@ -273,6 +282,7 @@ class _JobRun:
             still_open=memory.settle(result.findings, mirror),
         )
         memory.record(pub.inline + pub.listed + pub.repeated)
+        self.fence()
         posted = post_review(
             lazy_repo(self.gh, job.repo),
             job.pr_number,
