@@ -3,8 +3,9 @@
 ``pull_request`` and ``pull_request_target`` review the pull request; an
 ``issue_comment`` that is a command is read by the App's command registry
 (:mod:`bot.commands`), allowed by the same gate as the App (author association, bots and
-GitNeural itself ignored, the comment's options): ``/review`` asks for a review, and a
-command the Action does not run (``in_action`` false) is named in the reason. The job
+GitNeural itself ignored, the comment's options): ``/review`` asks for a review,
+``/describe`` and ``/help`` are answered as the App answers them (``in_action``), and a
+command the Action does not run is named in the reason. The job
 runner applies the repository's trigger policy to automatic reviews, as for the App. The
 App's deployment-wide switches are left open here (automatic reviews, drafts): for a
 workflow, the repository's ``.gitneural.toml`` on the base branch decides, as the job
@@ -18,7 +19,7 @@ from typing import Any
 
 from bot.action.env import ActionEnv
 from bot.commands import commands
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.usecases.context import TOKEN_INSTALLATION
 from bot.web.events import route
 from bot.web.payload import PayloadError
@@ -52,8 +53,9 @@ def _settings(action: ActionEnv) -> WebSettings:
     )
 
 
-def review_job(action: ActionEnv) -> ReviewJob | Nothing:
-    """The review the event asks for, or why there is none."""
+def review_job(action: ActionEnv) -> ReviewJob | ConversationJob | Nothing:
+    """The review (or the command the Action answers) the event asks for, or why there
+    is none."""
     event = EVENTS.get(action.event_name)
     if event is None:
         known = ", ".join(EVENTS)
@@ -67,10 +69,12 @@ def review_job(action: ActionEnv) -> ReviewJob | Nothing:
     if decision.job is None:
         return Nothing(decision.reason)
     if not isinstance(decision.job, ReviewJob):
-        runs = ", ".join(f"/{c.name}" for c in commands().values() if c.in_action)
         what = decision.job.trigger
-        asked = "a reply in a thread" if what == "reply" else f"/{what}"
-        return Nothing(f"{asked} is answered by the GitHub App; the Action runs {runs}")
+        command = commands().get(what)
+        if command is None or not command.in_action:
+            runs = ", ".join(f"/{c.name}" for c in commands().values() if c.in_action)
+            asked = "a reply in a thread" if what == "reply" else f"/{what}"
+            return Nothing(f"{asked} is answered by the GitHub App; the Action runs {runs}")
     if decision.job.repo.lower() != action.repository.lower():
         return Nothing(f"the event is about {decision.job.repo}, not {action.repository}")
     return decision.job

@@ -10,7 +10,8 @@ its suggestions, markers and 422 fallback. This module adds what a workflow expe
 step: a line saying why there is nothing to do, the step summary, the outputs, the SARIF
 file, and an exit code (1 when a finding reaches ``fail-on``).
 
-A ``/review`` comment is obeyed only when its author may write to the repository (the
+``/describe`` and ``/help`` are answered by :mod:`bot.action.commands`. A ``/review``
+comment is obeyed only when its author may write to the repository (the
 permission read with the workflow's token, :func:`bot.gh.permissions.may_command`):
 ``author_association`` alone lets a read-only MEMBER or COLLABORATOR through.
 """
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from bot.action import report
+from bot.action.commands import answer_command
 from bot.action.env import ActionEnv
 from bot.action.events import Nothing, review_job, without_secrets
 from bot.action.workspace import workspace_code
@@ -29,7 +31,7 @@ from bot.domain.results import Severity
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
 from bot.gh.api.client import token_writer
 from bot.gh.permissions import may_command
-from bot.jobs import ReviewJob
+from bot.jobs import ConversationJob, ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
 from bot.usecases.context import TOKEN_INSTALLATION, JobContext, TokenRun
@@ -43,6 +45,8 @@ def run_action(env: Mapping[str, str], out: TextIO) -> int:
         out.write(f"GitNeural: nothing to review: {job.reason}\n")
         report.write_outputs(action.output, {"findings": "0", "sarif": ""})
         return EXIT_OK
+    if isinstance(job, ConversationJob):
+        return answer_command(action, job, env, out)
     llm = LLMSettings.from_env(env)
     if not llm.api_key:
         withheld = without_secrets(action)

@@ -26,5 +26,6 @@ COMMAND = register(
         needs_model=True,
         job="conversation",
         handle=answer_describe,
+        in_action=True,
     )
 )

@@ -33,5 +33,6 @@ COMMAND = register(
         needs_model=False,
         job="conversation",
         handle=answer,
+        in_action=True,
     )
 )

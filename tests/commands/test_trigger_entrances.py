@@ -6,11 +6,14 @@ the policy would skip it)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from bot.commands import commands
 from tests.action.test_action_run import inputs
 from tests.cli.test_cli_review import run_cli
 from tests.cli.test_review_pr import pr_env
 from tests.support.actions import ActionsRun, comment_event, pull_request_event
+from tests.support.conversation import DESCRIPTION, conversation_reply
 from tests.support.job_world import CONFIG, REPO, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG
 
@@ -54,12 +57,52 @@ def test_the_action_skips_an_oversized_pr_visibly(tmp_path: Path) -> None:
 
 def test_the_action_names_a_command_only_the_app_answers(tmp_path: Path) -> None:
     with job_world(tmp_path) as w:
+        event, _ = comment_event(w.gh, REPO, w.number, "/learnings", "MEMBER")
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="issue_comment", event=event)
+        done = run.step("review", inputs(w))
+        assert done.returncode == 0, done.stdout + done.stderr
+        runs = "the Action runs /review, /describe, /help"
+        assert f"/learnings is answered by the GitHub App; {runs}" in done.stdout
+        assert w.stub.requests == [] and w.gh.issue_comments(REPO, w.number)[1:] == []
+
+
+def _our_comments(w: Any) -> list[dict[str, Any]]:
+    return [c for c in w.gh.issue_comments(REPO, w.number) if c["user"]["type"] == "Bot"]
+
+
+def test_the_action_answers_help_without_the_model(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        event, _ = comment_event(w.gh, REPO, w.number, "/help", "MEMBER")
+        run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="issue_comment", event=event)
+        inputs_without_key = {**inputs(w), "kimi-api-key": ""}  # /help needs no model
+        done = run.step("review", inputs_without_key)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "GitNeural: /help answered" in done.stdout
+        [answer] = _our_comments(w)
+        for command in commands().values():
+            assert f"`{command.usage.replace('|', chr(92) + '|')}`" in answer["body"]
+        assert w.stub.requests == []
+        # Run again (a re-run of the job): the answer is found, not posted twice.
+        again = run.step("review", inputs_without_key)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "already-answered" in again.stdout and len(_our_comments(w)) == 1
+
+
+def test_the_action_answers_describe_with_one_comment_and_edits_nothing(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        w.stub.brain = conversation_reply
+        before = w.gh.pull(REPO, w.number)
         event, _ = comment_event(w.gh, REPO, w.number, "/describe", "MEMBER")
         run = ActionsRun(tmp_path / "job", w.gh, REPO, event_name="issue_comment", event=event)
         done = run.step("review", inputs(w))
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "/describe is answered by the GitHub App; the Action runs /review" in done.stdout
-        assert w.stub.requests == [] and w.gh.issue_comments(REPO, w.number)[1:] == []
+        [answer] = _our_comments(w)
+        assert f"**Title:** {DESCRIPTION['title']}" in answer["body"]
+        assert len(w.stub.chat_requests) >= 1
+        after = w.gh.pull(REPO, w.number)
+        assert (after["title"], after["body"]) == (before["title"], before["body"])
+        assert w.gh.requests(method="PATCH", path=f"/repos/{REPO}/pulls/*") == []
+        assert "/describe on" in run.summary.read_text()
 
 
 def test_review_pr_reviews_a_pull_request_the_policy_skips(tmp_path: Path) -> None:
