@@ -54,3 +54,42 @@ def test_the_action_shows_the_walkthrough_and_reads_the_linked_issue(tmp_path: P
     assert "<summary>Walkthrough</summary>" in review["body"]
     assert "#### Walkthrough" in summary
     assert "Walkthrough:" in done.stdout  # the job's log: the terminal text
+
+
+def test_the_action_s_next_review_walks_through_only_what_changed(tmp_path: Path) -> None:
+    with job_world(tmp_path) as w:
+        first = ActionsRun(
+            tmp_path / "job1",
+            w.gh,
+            REPO,
+            event_name="pull_request",
+            event=pull_request_event(w.gh, REPO, w.number),
+        )
+        files = [{"path": "people.py", "note": "The age check."}]
+        w.stub.push(
+            submit(PLANTED_BUG, walkthrough={"summary": "Makes 18 a minor.", "files": files})
+        )
+        done = first.step("review", inputs(w))
+        assert done.returncode == 0, done.stdout + done.stderr
+        first_head = w.gh.head_sha(REPO, w.number)
+        # A push to the pull request: the workflow runs again on ``synchronize``.
+        w.gh.push(REPO, "feature", {"calc.py": "def half(n):\n    return n // 2\n"}, "Halve")
+        event = pull_request_event(w.gh, REPO, w.number, action="synchronize")
+        second = ActionsRun(
+            tmp_path / "job2", w.gh, REPO, event_name="pull_request", event=event, run_id="7002"
+        )
+        files = [{"path": "calc.py", "note": "Integer division."}]
+        delta = {"summary": "Halves with integer division now.", "files": files}
+        w.stub.push(submit(walkthrough=delta))
+        again = second.step("review", inputs(w))
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert len(w.reviews()) == 2, again.stdout
+        first_review, next_review = w.reviews()
+        prompt = str(w.stub.chat_requests[-1].body["messages"][1]["content"])
+        summary = second.summary.read_text()
+    assert f"since the last reviewed commit `{first_head[:12]}`" in prompt
+    body = next_review["body"]
+    assert f"<summary>Walkthrough of the changes since {first_head[:7]}</summary>" in body
+    assert "Halves with integer division now." in body and "Makes 18 a minor." not in body
+    assert "Halves with integer division now." in summary
+    assert "<summary>Walkthrough</summary>" in first_review["body"]
