@@ -2,7 +2,8 @@
 Universal Ctags, the independent judge of where their definitions and scopes are.
 
 The bundles live outside the project (``shared/fixtures/repos/*.bundle`` beside the
-checkout's parent folders, or ``$GITNEURAL_REPO_BUNDLES``): their code is data for the
+checkout's parent folders or those of the checkout it was cloned from, or
+``$GITNEURAL_REPO_BUNDLES``): their code is data for the
 tests, never copied into GitNeural. A bundle is cloned once per process into a temporary
 folder. Ctags is Debian's ``universal-ctags``, installed by the set-up when missing (as
 root, the way :mod:`tests.support.browser` installs Chromium). Where either cannot be had
@@ -36,11 +37,27 @@ def _unavailable(message: str) -> None:
     pytest.skip(message)
 
 
+def _origin() -> Path | None:
+    """The checkout this one was cloned from, when it is a folder on this machine: a
+    fresh clone made elsewhere (CI's, a temporary one) finds the fixtures beside it."""
+    done = subprocess.run(
+        ["git", "config", "--get", "remote.origin.url"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    url = done.stdout.strip().removeprefix("file://")
+    return Path(url) if done.returncode == 0 and url.startswith("/") else None
+
+
 def bundles_dir() -> Path | None:
     configured = os.environ.get("GITNEURAL_REPO_BUNDLES")
     if configured:
         return Path(configured)
-    for parent in ROOT.parents:
+    origin = _origin()
+    starts = [ROOT, *([origin] if origin is not None else [])]
+    for parent in (p for start in starts for p in start.parents):
         candidate = parent / "shared" / "fixtures" / "repos"
         if (candidate / "gin.bundle").exists():
             return candidate
