@@ -16,7 +16,7 @@ from bot.action import report
 from bot.action.env import ActionEnv
 from bot.commands.dispatch import run_conversation
 from bot.commands.registry import command_named
-from bot.errors import EXIT_OK, ConfigError, GitHubError
+from bot.errors import EXIT_OK, GitHubError
 from bot.gh.api.client import token_writer
 from bot.jobs import ConversationJob
 from bot.llm.settings import LLMSettings
@@ -32,11 +32,7 @@ def answer_command(
     llm = LLMSettings.from_env(env)
     if command_named(job.trigger).needs_model:
         llm.require_key()  # raises: the workflow forgot to pass kimi-api-key
-    if not action.token:
-        raise ConfigError(
-            "GITHUB_TOKEN is empty: pass the action's github-token input "
-            "(its default is the workflow's ${{ github.token }})"
-        )
+    action.require_token()
     ctx = JobContext.for_token(
         action.token,
         action.api_url,

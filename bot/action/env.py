@@ -143,3 +143,11 @@ class ActionEnv:
             allowed_associations=_associations(env),
             github_pacing=env_bool(env, "GITNEURAL_GITHUB_PACING", True),
         )
+
+    def require_token(self) -> None:
+        """Raise when the workflow gave no token: nothing can be read or posted."""
+        if not self.token:
+            raise ConfigError(
+                "GITHUB_TOKEN is empty: pass the action's github-token input "
+                "(its default is the workflow's ${{ github.token }})"
+            )

@@ -28,7 +28,7 @@ from bot.action.env import ActionEnv
 from bot.action.events import Nothing, review_job, without_secrets
 from bot.action.workspace import workspace_code
 from bot.domain.results import Severity
-from bot.errors import EXIT_FINDINGS, EXIT_OK, ConfigError, GitHubError
+from bot.errors import EXIT_FINDINGS, EXIT_OK, GitHubError
 from bot.gh.api.client import token_writer
 from bot.gh.permissions import may_command
 from bot.jobs import ConversationJob, ReviewJob
@@ -58,11 +58,7 @@ def run_action(env: Mapping[str, str], out: TextIO) -> int:
         report.append_summary(action.step_summary, report.plain_summary(f"{link}: {notice}"))
         report.write_outputs(action.output, {"findings": "0", "sarif": ""})
         return EXIT_OK
-    if not action.token:
-        raise ConfigError(
-            "GITHUB_TOKEN is empty: pass the action's github-token input "
-            "(its default is the workflow's ${{ github.token }})"
-        )
+    action.require_token()
     if job.effort is None and action.effort is not None:
         job = dataclasses.replace(job, effort=action.effort)
     ctx = JobContext.for_token(
