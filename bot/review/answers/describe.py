@@ -20,8 +20,8 @@ from bot.domain.discussion import Description
 from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.final import FinalTool
-from bot.review.agent.loop import LoopBudget, converse_until
 from bot.review.answers.prompt import describe_messages
+from bot.review.answers.run import converse, may_use_tools
 from bot.review.findings.submission import (
     SubmissionError,
     decode_arguments,
@@ -31,7 +31,7 @@ from bot.review.findings.submission import (
 )
 from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
-from bot.review.tools.toolbox import RepoTools, ToolLimits
+from bot.review.tools.toolbox import ToolLimits
 
 SUBMIT_DESCRIPTION = "submit_description"
 FIELDS = ("title", "what", "why", "how_to_test", "risk")
@@ -93,11 +93,11 @@ def describe_change(
     learnings: Sequence[Learning] = (),
 ) -> Description:
     """K3's suggested title and description of the PR ``change``, asked for by ``asker``."""
-    agentic = config.agent.enabled and client.effort != "low" and change.head is not None
+    with_tools = may_use_tools(config, client, change)
     plan = plan_review(
         change,
         config,
-        PlanOptions(effort=client.effort, agentic=agentic, max_groups=1, learnings=learnings),
+        PlanOptions(effort=client.effort, agentic=with_tools, max_groups=1, learnings=learnings),
     )
     group = plan.groups[0] if plan.groups else None
     messages = describe_messages(
@@ -107,18 +107,11 @@ def describe_change(
         skipped=plan.skipped,
         instructions=plan.instructions,
         extra_context=group.extra_context if group else "",
-        agentic=agentic,
+        agentic=with_tools,
         learnings=plan.learnings,
     )
-    budget = LoopBudget.for_agent(config.agent, deadline)
-    tools = RepoTools(change.head, limits=tool_limits) if agentic and change.head else None
-    described, stats = converse_until(
-        description_final(),
-        client,
-        messages,
-        tools=tools,
-        budget=budget,
-        max_completion_tokens=config.review.max_completion_tokens,
+    described, stats = converse(
+        description_final(), messages, change, config, client, with_tools, deadline, tool_limits
     )
     described.usage, described.model, described.effort = stats.usage, client.model, client.effort
     return described

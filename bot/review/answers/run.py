@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.config import Config
 from bot.domain.change import Change
@@ -23,7 +23,7 @@ from bot.domain.discussion import Answer, PullQuestion, ThreadEntry, ThreadQuest
 from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.final import FinalTool
-from bot.review.agent.loop import LoopBudget, converse_until
+from bot.review.agent.loop import LoopBudget, LoopStats, converse_until
 from bot.review.answers.code import finding_code, finding_diff
 from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
@@ -34,9 +34,36 @@ from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 
+T = TypeVar("T")
 
-def _agentic(config: Config, client: ModelClient, change: Change) -> bool:
+
+def may_use_tools(config: Config, client: ModelClient, change: Change) -> bool:
+    """Whether the answer may read the repository with tools (as a review would)."""
     return config.agent.enabled and client.effort != "low" and change.head is not None
+
+
+def converse(
+    final: FinalTool[T],
+    messages: list[dict[str, Any]],
+    change: Change,
+    config: Config,
+    client: ModelClient,
+    with_tools: bool,
+    deadline: float | None,
+    tool_limits: ToolLimits | None,
+) -> tuple[T, LoopStats]:
+    """The review's conversation loop, ending in ``final``: the PR head's read-only tools
+    when ``with_tools``, the agent's budgets. Shared by replies, ``/ask`` and ``/describe``."""
+    budget = LoopBudget.for_agent(config.agent, deadline)
+    tools = RepoTools(change.head, limits=tool_limits) if with_tools and change.head else None
+    return converse_until(
+        final,
+        client,
+        messages,
+        tools=tools,
+        budget=budget,
+        max_completion_tokens=config.review.max_completion_tokens,
+    )
 
 
 def _run(
@@ -45,20 +72,13 @@ def _run(
     change: Change,
     config: Config,
     client: ModelClient,
-    agentic: bool,
+    with_tools: bool,
     deadline: float | None,
     tool_limits: ToolLimits | None,
 ) -> Answer:
     started = time.monotonic()
-    budget = LoopBudget.for_agent(config.agent, deadline)
-    tools = RepoTools(change.head, limits=tool_limits) if agentic and change.head else None
-    submitted, stats = converse_until(
-        final,
-        client,
-        messages,
-        tools=tools,
-        budget=budget,
-        max_completion_tokens=config.review.max_completion_tokens,
+    submitted, stats = converse(
+        final, messages, change, config, client, with_tools, deadline, tool_limits
     )
     return Answer(
         body=submitted.body,
@@ -93,7 +113,7 @@ def answer_thread(
     ``learnings``: the repository's, shown after the instructions when they apply."""
     safe = redacted_change(change)
     shown = _redacted(question)
-    agentic = _agentic(config, client, change)
+    agentic = may_use_tools(config, client, change)
     messages = reply_messages(
         shown,
         change=safe,
@@ -120,7 +140,7 @@ def answer_question(
 ) -> Answer:
     """K3's answer to ``/ask``, seeing the PR ``change`` as a review would (learnings
     included)."""
-    agentic = _agentic(config, client, change)
+    agentic = may_use_tools(config, client, change)
     plan = plan_review(
         change,
         config,
