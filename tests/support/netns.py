@@ -26,6 +26,7 @@ import random
 import re
 import shutil
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,10 +200,30 @@ class HostNetwork:
         _ip("link", "set", host.veth, "up" if up else "down")
 
     def heal(self, host: NetHost) -> None:
+        """Everything ``host`` lost comes back; returns once its cable carries traffic."""
         for address in sorted(self._blocked[host.namespace]):
             _ip("-n", host.namespace, "route", "del", "prohibit", f"{address}/32", check=False)
         self._blocked[host.namespace].clear()
         self.link(host, up=True)
+        self._wait_up(host)
+        # What was tried while the cable was out left addresses marked unreachable on
+        # both sides; a new cable starts with none (else the next connect is refused).
+        _ip("-n", host.namespace, "neigh", "flush", "dev", "eth0", check=False)
+        _ip("neigh", "flush", "dev", self.bridge, "to", host.address, check=False)
+
+    def _wait_up(self, host: NetHost, timeout: float = 15.0) -> None:
+        # A link set up is not yet a link that carries packets: the kernel turns the
+        # queues back on in its link watcher, up to a second later (longer on a busy
+        # machine), and drops what is sent before. Both ends say "state UP" once it has.
+        deadline = time.monotonic() + timeout
+        while True:
+            outer = _ip("-o", "link", "show", host.veth, check=False).stdout
+            inner = _ip("-n", host.namespace, "-o", "link", "show", "eth0", check=False).stdout
+            if "state UP" in outer and "state UP" in inner:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{host.name}'s link did not come back up in {timeout:.0f} s")
+            time.sleep(0.05)
 
     def close(self) -> None:
         for host in self.hosts:
