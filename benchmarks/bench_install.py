@@ -5,10 +5,12 @@
   pulls in, followed through their requirements as installed here, and the megabytes
   of their files on disk. No network, no install: the same numbers a fresh install
   gives, minus pip's own bytecode choices;
-- **fresh virtual environments** (full runs only): ``pip install .`` and ``pip install
-  '.[app]'`` into new environments, timed, then the packages and megabytes of each
-  environment's ``site-packages`` (pip and setuptools, in both, included: a newcomer's
-  disk holds them too);
+- **fresh virtual environments** (full runs only): ``.`` and ``'.[app]'`` installed into
+  new environments the way pipx (the docs' install) makes them: no pip or setuptools
+  inside, the installing pip runs from outside (``pip --python``). Timed, then the
+  packages and megabytes of each environment's ``site-packages``: what the install put
+  there. What ``python -m venv`` adds to either (its own pip and setuptools, the same
+  megabytes in both) is a row of its own;
 - **the hook's first run**: ``pre-commit install-hooks`` with an empty
   ``PRE_COMMIT_HOME``, the environment the pre-commit framework builds on a developer's
   first commit (full runs only).
@@ -120,25 +122,33 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _site_megabytes(where: Path) -> float:
+    site = next((where / "lib").glob("python3*/site-packages"))
+    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file() and not p.is_symlink())
+    return size / MB
+
+
 def _fresh(where: Path, target: str) -> tuple[float, int, float]:
     """Seconds to install ``target`` into a new environment; its packages and megabytes."""
-    venv.EnvBuilder(with_pip=True).create(where)
-    python = str(where / "bin" / "python")
+    venv.EnvBuilder(with_pip=False).create(where)
+    pip = [sys.executable, "-m", "pip", "--python", str(where / "bin" / "python")]
     started = time.perf_counter()
     subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", target],
+        [*pip, "install", "--quiet", target],
         env=_env(),
         check=True,
         capture_output=True,
         timeout=1800,
     )
     seconds = time.perf_counter() - started
-    listed = subprocess.run(
-        [python, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True
-    )
-    site = next((where / "lib").glob("python3*/site-packages"))
-    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file() and not p.is_symlink())
-    return seconds, len(listed.stdout.split()), size / MB
+    listed = subprocess.run([*pip, "list", "--format=freeze"], capture_output=True, text=True)
+    return seconds, len(listed.stdout.split()), _site_megabytes(where)
+
+
+def _venv_own_megabytes(where: Path) -> float:
+    """What ``python -m venv`` puts in an environment before anything is installed."""
+    venv.EnvBuilder(with_pip=True).create(where)
+    return _site_megabytes(where)
 
 
 def _pre_commit_first_install(root: Path) -> float:
@@ -170,6 +180,7 @@ def run(quick: bool = False) -> list[Row]:
         light_s, light_n, light_mb = _fresh(root / "light", str(ROOT))
         full_s, full_n, full_mb = _fresh(root / "full", f"{ROOT}[app]")
         hook_s = _pre_commit_first_install(root)
+        venv_mb = _venv_own_megabytes(root / "plain")
     ratio = light_mb / full_mb
     return [
         *rows,
@@ -186,6 +197,7 @@ def run(quick: bool = False) -> list[Row]:
             f"<= {HALF}",
             ratio <= HALF,
         ),
+        row("python -m venv's own pip and setuptools (either install)", round(venv_mb, 1), "MB"),
         row("pre-commit install-hooks, first time (hook environment)", round(hook_s, 1), "s"),
     ]
 
