@@ -92,7 +92,7 @@ def source_commits(repo: pygit2.Repository, count: int) -> list[pygit2.Commit]:
         if len(commit.parents) != 1:
             continue
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
-        if any(_source(d.delta.new_file.path) for d in diff):
+        if any(_source(delta.new_file.path) for delta in diff.deltas):
             found.append(commit)
             if len(found) >= count:
                 break
@@ -119,7 +119,9 @@ def wanted(change: Change, index: SymbolIndex, parent: SymbolIndex) -> Wanted:
             for name, kind, line in entry.references:
                 if line not in added or kind not in ("call", "type") or name in definitions:
                     continue
-                sites = {(d.path, d.line) for d in index.definitions(name) if hidden(d.path, d.line)}
+                sites = {
+                    (d.path, d.line) for d in index.definitions(name) if hidden(d.path, d.line)
+                }
                 if any(path != file.path for path, _ in sites):
                     definitions[name] = frozenset(sites)
         modified = _innermost_functions(entry, added)
@@ -254,7 +256,10 @@ def run(quick: bool) -> list[Row]:
         after = tallies["after"]
         rows += [
             row(f"recall {label}: commits", len(after.tokens)),
-            row(f"recall {label}: names to define (used, defined elsewhere)", after.wanted_definitions),
+            row(
+                f"recall {label}: names to define (used, defined elsewhere)",
+                after.wanted_definitions,
+            ),
             row(f"recall {label}: modified functions with callers elsewhere", after.wanted_callers),
         ]
         rows += _rows(label, "before", tallies["before"]) + _rows(label, "after", after)

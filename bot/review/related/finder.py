@@ -15,9 +15,12 @@ Sites are classified with the tools' own definition patterns
 would be. Sites already visible in the diff are left out.
 
 With the snapshot's symbol index (:class:`bot.code.index.SymbolIndex`, given by the
-entrance that keeps one per commit), the sites come from it instead of a walk: the
-definitions the parser found, and the calls of each changed name, nearest files first
-(same folder, then same top folder, then the rest). Without one,
+entrance that keeps one per commit), the names and sites come from it instead of a walk:
+the units the added lines are in, the names they use that the repository defines, the
+definitions the parser found and the calls of each changed name. They are ranked by
+their ties to the change in the reference graph (:mod:`bot.review.related.ranking`), so
+the most relevant fit the token budget; ties are broken by folder distance (same folder,
+then same top folder, then the rest). Without one,
 all groups' names are looked up in one walk of the snapshot: a substring probe per name
 on the raw bytes, then a word search in the few files that contain one. The walk visits
 the files nearest to the change first (:mod:`bot.review.related.nearest_files`: same directory, then
@@ -43,7 +46,8 @@ from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
 from bot.review.related.name_probe import NameProbe
 from bot.review.related.nearest_files import nearest_files
-from bot.review.related.symbols import add_name, changed_names, used_names
+from bot.review.related.ranking import file_ranks, used_by_added
+from bot.review.related.symbols import add_name, changed_names, units_touched, used_names
 from bot.review.secrets.redaction import redact_text
 from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.search import is_binary
@@ -59,6 +63,9 @@ class RelatedLimits:
     max_tokens: int = 8_000
     #: Names looked up for the whole change (shared by its parts): changed ones first.
     max_names: int = 24
+    #: The same with the symbol index: its names are all defined in the repository, and
+    #: looking one up is a dictionary access, so the token budget decides what is shown.
+    max_indexed_names: int = 96
     #: Callers, or definitions, shown per name.
     max_sites: int = 3
     #: Lines shown of a definition (its signature and docstring, usually).
@@ -126,16 +133,19 @@ class RelatedFinder:
         room: a change in 40 parts costs no more searching than one prompt.
         """
         served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
-        share = max(1, self.limits.max_names // max(1, len(served)))
-        wanted = {i: self._wanted(groups[i], share) for i in served}
+        changed_paths = [f.path for i in served for f in groups[i]]
+        index = self._index
+        ranks = file_ranks(index, changed_paths) if index is not None else {}
+        names = self.limits.max_names if index is None else self.limits.max_indexed_names
+        share = max(1, names // max(1, len(served)))
+        wanted = {i: self._wanted(groups[i], share, ranks) for i in served}
         changed = {n for w in wanted.values() for n in w.changed}
         used = {n for w in wanted.values() for n in w.used}
         probes = [
             NameProbe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
         ]
-        changed_paths = [f.path for i in served for f in groups[i]]
-        if self._index is not None:
-            sites = self._from_index(self._index, probes, changed_paths)
+        if index is not None:
+            sites = self._from_index(index, probes, changed_paths, ranks)
         else:
             sites = self._scan(probes, changed_paths)
         return [
@@ -143,8 +153,13 @@ class RelatedFinder:
             for i, room in enumerate(rooms)
         ]
 
-    def _wanted(self, files: Sequence[FileDiff], limit: int) -> _Wanted:
-        """Up to ``limit`` names: changed ones first (a third is kept for used ones)."""
+    def _wanted(self, files: Sequence[FileDiff], limit: int, ranks: dict[str, float]) -> _Wanted:
+        """Up to ``limit`` names: changed ones first (a third is kept for used ones).
+
+        With the index, the changed names are the units the parser finds around the added
+        lines as well, kept when something calls them, and the used names are those the
+        repository defines, ranked (:func:`used_by_added`)."""
+        index = self._index
         ordered = sorted(files, key=lambda f: f.path)
         room_changed = max(1, limit - limit // 3)
         changed: list[str] = []
@@ -152,11 +167,17 @@ class RelatedFinder:
         for file in ordered:
             if len(changed) >= room_changed:
                 break  # reading and parsing more files would find names never used
-            for name in changed_names(file, self._head):
+            found = changed_names(file, self._head)
+            if index is not None:
+                found += units_touched(file, index)
+                found = [n for n in found if any(r.kind == "call" for r in index.references(n))]
+            for name in found:
                 add_name(changed, seen, name)
         changed = changed[:room_changed]
         used: list[str] = []
-        for file in ordered:
+        if index is not None:
+            used = [n for n in used_by_added(index, ordered, ranks) if n not in seen]
+        for file in ordered if index is None else ():
             if len(used) >= limit - len(changed):
                 break
             for name in used_names(file):
@@ -168,27 +189,35 @@ class RelatedFinder:
     # -- the index -----------------------------------------------------------------------
 
     def _from_index(
-        self, index: SymbolIndex, probes: list[NameProbe], near: Sequence[str]
+        self,
+        index: SymbolIndex,
+        probes: list[NameProbe],
+        near: Sequence[str],
+        ranks: dict[str, float],
     ) -> dict[str, _Sites]:
         folders = {posixpath.dirname(p) for p in near}
         tops = {p.split("/", 1)[0] for p in near if "/" in p}
 
-        def distance(site: tuple[str, int]) -> tuple[int, str, int]:
+        def distance(site: tuple[str, int]) -> tuple[float, int, str, int]:
             path = site[0]
             if posixpath.dirname(path) in folders:
-                return 0, *site
-            return (1 if path.split("/", 1)[0] in tops else 2), *site
+                return -ranks.get(path, 0.0), 0, *site
+            return -ranks.get(path, 0.0), (1 if path.split("/", 1)[0] in tops else 2), *site
 
         limit = self.limits.max_mentions
         sites = {p.name: _Sites() for p in probes}
         for probe in probes:
             found = sites[probe.name]
+            defined = index.definitions(probe.name)
             if probe.definitions:
-                places = [(d.path, d.line) for d in index.definitions(probe.name)]
+                places = [(d.path, d.line) for d in defined]
                 found.definitions = sorted(places, key=distance)[:limit]
             if probe.calls:
-                calls = [(r.path, r.line) for r in index.references(probe.name) if r.kind == "call"]
-                found.calls = sorted(set(calls), key=distance)[:limit]
+                # Calls from other files first: those in the changed function's own file
+                # are the ones a reader of the diff is most likely to see anyway.
+                home = {d.path for d in defined}
+                calls = {(r.path, r.line) for r in index.references(probe.name) if r.kind == "call"}
+                found.calls = sorted(calls, key=lambda s: (s[0] in home, *distance(s)))[:limit]
         return sites
 
     # -- the walk ------------------------------------------------------------------------
@@ -277,8 +306,10 @@ class RelatedFinder:
         for name in wanted.used:
             title = f"Definition of {name} (used by this change):"
             plan.append((title, sites[name].definitions, 0, limits.definition_lines - 1))
+        left_out = False
         for title, places, before, after in plan:
             snippets: list[str] = []
+            spans: list[tuple[str, tuple[int, int]]] = []
             for path, line in places:
                 if line in wanted.shown.get(path, frozenset()):
                     continue  # the diff shows it already
@@ -287,7 +318,7 @@ class RelatedFinder:
                 text = self._snippet(path, max(1, line - before), line + after)
                 if text is None:
                     continue
-                covered.setdefault(path, []).append((line - before, line + after))
+                spans.append((path, (line - before, line + after)))
                 snippets.append(text)
                 if len(snippets) >= limits.max_sites:
                     break
@@ -296,10 +327,16 @@ class RelatedFinder:
             section = "\n\n".join([title, *snippets])
             cost = estimate_tokens(section) + 2
             if used + cost > budget:
-                sections.append("[more related code left out: the prompt's token budget]")
-                break
+                # The sections come most relevant first; a smaller one further down may
+                # still fit the room this one did not.
+                left_out = True
+                continue
             used += cost
             sections.append(section)
+            for path, span in spans:
+                covered.setdefault(path, []).append(span)
+        if left_out:
+            sections.append("[more related code left out: the prompt's token budget]")
         if self.partial and sections:
             sections.append("[the search for related code stopped early: results are partial]")
         return "\n\n".join(sections)
