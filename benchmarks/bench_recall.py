@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from benchmarks.common import Row, main, row
-from bot.code.grammars import available, language_of
+from bot.code.grammars import available, family_of, language_of
 from bot.code.index import FileSymbols, SymbolIndex
 from bot.config import Config
 from bot.domain.change import Change
@@ -113,6 +113,7 @@ def wanted(change: Change, index: SymbolIndex, parent: SymbolIndex) -> Wanted:
     definitions: dict[str, frozenset[tuple[str, int]]] = {}
     callers: dict[str, frozenset[tuple[str, int]]] = {}
     for file in change.diff.files:
+        family = family_of(file.path)
         entry = index.files.get(file.path)
         added = file.added_lines
         if entry is not None:
@@ -120,7 +121,9 @@ def wanted(change: Change, index: SymbolIndex, parent: SymbolIndex) -> Wanted:
                 if line not in added or kind not in ("call", "type") or name in definitions:
                     continue
                 sites = {
-                    (d.path, d.line) for d in index.definitions(name) if hidden(d.path, d.line)
+                    (d.path, d.line)
+                    for d in index.definitions(name)
+                    if hidden(d.path, d.line) and family_of(d.path) == family
                 }
                 if any(path != file.path for path, _ in sites):
                     definitions[name] = frozenset(sites)
@@ -131,7 +134,10 @@ def wanted(change: Change, index: SymbolIndex, parent: SymbolIndex) -> Wanted:
             calls = {
                 (r.path, r.line)
                 for r in index.references(name)
-                if r.kind == "call" and r.path != file.path and hidden(r.path, r.line)
+                if r.kind == "call"
+                and r.path != file.path
+                and hidden(r.path, r.line)
+                and family_of(r.path) == family
             }
             if calls:
                 callers[name] = frozenset(callers.get(name, frozenset()) | calls)

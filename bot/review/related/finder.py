@@ -40,6 +40,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.code.grammars import family_of
 from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
@@ -101,12 +102,29 @@ class _Sites:
 
 
 @dataclass
+class _Section:
+    """One name's part of the text: its sites, best first, and those chosen."""
+
+    title: str
+    places: list[tuple[str, int]]
+    before: int
+    after: int
+    snippets: list[str] = field(default_factory=list)
+    #: The next site to consider.
+    next: int = 0
+
+
+@dataclass
 class _Wanted:
     """One prompt's names, and the diff lines it already shows."""
 
     changed: list[str]
     used: list[str]
     shown: dict[str, frozenset[int]]
+
+
+def _called(index: SymbolIndex, name: str) -> bool:
+    return any(r.kind == "call" for r in index.references(name))
 
 
 class RelatedFinder:
@@ -167,16 +185,23 @@ class RelatedFinder:
         for file in ordered:
             if len(changed) >= room_changed:
                 break  # reading and parsing more files would find names never used
-            found = changed_names(file, self._head)
-            if index is not None:
-                found += units_touched(file, index)
-                found = [n for n in found if any(r.kind == "call" for r in index.references(n))]
-            for name in found:
-                add_name(changed, seen, name)
+            for name in changed_names(file, self._head):
+                if index is None or _called(index, name):
+                    add_name(changed, seen, name)
+            # The parser's units are real definitions: no filter of common words (a Go
+            # ``Error`` method is as much changed as any other).
+            if index is None:
+                continue
+            for name in units_touched(file, index):
+                if name not in seen and _called(index, name):
+                    seen.add(name)
+                    changed.append(name)
         changed = changed[:room_changed]
         used: list[str] = []
         if index is not None:
-            used = [n for n in used_by_added(index, ordered, ranks) if n not in seen]
+            # A changed function the added lines also call keeps both parts: its
+            # definition is outside the diff as often as its callers are.
+            used = used_by_added(index, ordered, ranks)
         for file in ordered if index is None else ():
             if len(used) >= limit - len(changed):
                 break
@@ -205,10 +230,11 @@ class RelatedFinder:
             return -ranks.get(path, 0.0), (1 if path.split("/", 1)[0] in tops else 2), *site
 
         limit = self.limits.max_mentions
+        families = {family_of(p) for p in near}
         sites = {p.name: _Sites() for p in probes}
         for probe in probes:
             found = sites[probe.name]
-            defined = index.definitions(probe.name)
+            defined = [d for d in index.definitions(probe.name) if family_of(d.path) in families]
             if probe.definitions:
                 places = [(d.path, d.line) for d in defined]
                 found.definitions = sorted(places, key=distance)[:limit]
@@ -216,7 +242,11 @@ class RelatedFinder:
                 # Calls from other files first: those in the changed function's own file
                 # are the ones a reader of the diff is most likely to see anyway.
                 home = {d.path for d in defined}
-                calls = {(r.path, r.line) for r in index.references(probe.name) if r.kind == "call"}
+                calls = {
+                    (r.path, r.line)
+                    for r in index.references(probe.name)
+                    if r.kind == "call" and family_of(r.path) in families
+                }
                 found.calls = sorted(calls, key=lambda s: (s[0] in home, *distance(s)))[:limit]
         return sites
 
@@ -296,50 +326,59 @@ class RelatedFinder:
 
     def _render(self, wanted: _Wanted, sites: dict[str, _Sites], budget: int) -> str:
         limits = self.limits
-        sections: list[str] = []
-        used = 0
-        covered: dict[str, list[tuple[int, int]]] = {}
-        plan: list[tuple[str, list[tuple[str, int]], int, int]] = []
+        plan: list[_Section] = []
         for name in wanted.changed:
             title = f"Callers of {name} (changed by this change):"
-            plan.append((title, sites[name].calls, limits.call_margin, limits.call_margin))
+            plan.append(_Section(title, sites[name].calls, limits.call_margin, limits.call_margin))
         for name in wanted.used:
             title = f"Definition of {name} (used by this change):"
-            plan.append((title, sites[name].definitions, 0, limits.definition_lines - 1))
+            plan.append(_Section(title, sites[name].definitions, 0, limits.definition_lines - 1))
+        covered: dict[str, list[tuple[int, int]]] = {}
+        used = 0
         left_out = False
-        for title, places, before, after in plan:
-            snippets: list[str] = []
-            spans: list[tuple[str, tuple[int, int]]] = []
-            for path, line in places:
-                if line in wanted.shown.get(path, frozenset()):
-                    continue  # the diff shows it already
-                if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
+        # Breadth first: the best site of every name before a second site of any, so a
+        # tight budget shows one definition of each of many names rather than three of a
+        # few (the sites of a name come best first).
+        for turn in range(limits.max_sites):
+            for section in plan:
+                if turn > 0 and not section.snippets:
+                    continue  # its first site did not fit, or it has none
+                found = self._next_site(section, wanted, covered)
+                if found is None:
                     continue
-                text = self._snippet(path, max(1, line - before), line + after)
-                if text is None:
+                text, path, span = found
+                cost = estimate_tokens(text) + 2
+                if not section.snippets:
+                    cost += estimate_tokens(section.title) + 2
+                if used + cost > budget:
+                    left_out = True
                     continue
-                spans.append((path, (line - before, line + after)))
-                snippets.append(text)
-                if len(snippets) >= limits.max_sites:
-                    break
-            if not snippets:
-                continue
-            section = "\n\n".join([title, *snippets])
-            cost = estimate_tokens(section) + 2
-            if used + cost > budget:
-                # The sections come most relevant first; a smaller one further down may
-                # still fit the room this one did not.
-                left_out = True
-                continue
-            used += cost
-            sections.append(section)
-            for path, span in spans:
+                used += cost
+                section.snippets.append(text)
                 covered.setdefault(path, []).append(span)
+        sections = ["\n\n".join([s.title, *s.snippets]) for s in plan if s.snippets]
         if left_out:
             sections.append("[more related code left out: the prompt's token budget]")
         if self.partial and sections:
             sections.append("[the search for related code stopped early: results are partial]")
         return "\n\n".join(sections)
+
+    def _next_site(
+        self, section: _Section, wanted: _Wanted, covered: dict[str, list[tuple[int, int]]]
+    ) -> tuple[str, str, tuple[int, int]] | None:
+        """The next of ``section``'s sites worth showing: its text, path and lines."""
+        while section.next < len(section.places):
+            path, line = section.places[section.next]
+            section.next += 1
+            if line in wanted.shown.get(path, frozenset()):
+                continue  # the diff shows it already
+            if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
+                continue
+            span = (line - section.before, line + section.after)
+            text = self._snippet(path, max(1, span[0]), span[1])
+            if text is not None:
+                return text, path, span
+        return None
 
     def _snippet(self, path: str, start: int, end: int) -> str | None:
         try:

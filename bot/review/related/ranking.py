@@ -28,6 +28,7 @@ import math
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from bot.code.grammars import family_of
 from bot.code.index import SymbolIndex
 from bot.domain.diff import FileDiff
 
@@ -51,14 +52,15 @@ MAX_DEFINERS = 16
 class Ties:
     """The files tied to a file, and how strongly: file A is tied to file B by each name
     A uses and B defines, weighted by the square root of the uses and divided among the
-    files defining the name. Ties are symmetric (a definition's file is near its users, a
-    caller's file near what it calls) and read from the index on first need."""
+    files defining the name, within one language family (:func:`family_of`). Ties are
+    symmetric (a definition's file is near its users, a caller's file near what it
+    calls) and read from the index on first need."""
 
     def __init__(self, index: SymbolIndex) -> None:
         self._index = index
-        self._definers: dict[str, frozenset[str]] = {}
+        self._definers: dict[tuple[str, str | None], frozenset[str]] = {}
         self._known: dict[str, dict[str, float]] = {}
-        self._uses: dict[str, Counter[str]] = {}
+        self._uses: dict[tuple[str, str | None], Counter[str]] = {}
 
     def __call__(self, path: str) -> Mapping[str, float]:
         known = self._known.get(path)
@@ -69,10 +71,13 @@ class Ties:
             known = self._known[path] = {} if over else self._read(path)
         return known
 
-    def _definer_paths(self, name: str) -> frozenset[str]:
-        found = self._definers.get(name)
+    def _definer_paths(self, name: str, family: str | None) -> frozenset[str]:
+        key = (name, family)
+        found = self._definers.get(key)
         if found is None:
-            found = self._definers[name] = frozenset(d.path for d in self._index.definitions(name))
+            defined = self._index.definitions(name)
+            found = frozenset(d.path for d in defined if family_of(d.path) == family)
+            self._definers[key] = found
         return found
 
     def _read(self, path: str) -> dict[str, float]:
@@ -80,29 +85,34 @@ class Ties:
         ties: dict[str, float] = defaultdict(float)
         if entry is None:
             return ties
+        family = family_of(path)
         uses = Counter(n for n, kind, _ in entry.references if kind in USE_KINDS)
         for name, count in uses.items():
-            targets = self._definer_paths(name) - {path}
+            targets = self._definer_paths(name, family) - {path}
             if len(targets) > MAX_DEFINERS:
                 continue
             for target in targets:
                 ties[target] += math.sqrt(count) / len(targets)
         for name in {n for n, *_ in entry.definitions}:
-            definers = self._definer_paths(name)
+            definers = self._definer_paths(name, family)
             if len(definers) > MAX_DEFINERS + 1:
                 continue
-            for user, count in self._users(name).items():
+            for user, count in self._users(name, family).items():
                 if user != path:
                     ties[user] += math.sqrt(count) / len(definers - {user})
         return ties
 
-    def _users(self, name: str) -> Counter[str]:
-        """How often each file uses ``name`` (a name defined in several files is asked
-        for by each of them)."""
-        found = self._uses.get(name)
+    def _users(self, name: str, family: str | None) -> Counter[str]:
+        """How often each file of ``family`` uses ``name`` (a name defined in several
+        files is asked for by each of them)."""
+        key = (name, family)
+        found = self._uses.get(key)
         if found is None:
-            refs = self._index.references(name)
-            found = self._uses[name] = Counter(r.path for r in refs if r.kind in USE_KINDS)
+            found = self._uses[key] = Counter(
+                r.path
+                for r in self._index.references(name)
+                if r.kind in USE_KINDS and family_of(r.path) == family
+            )
         return found
 
 
@@ -158,6 +168,7 @@ def used_by_added(
     somewhere the diff does not show, most relevant first."""
     shown = {f.path: f.right_lines for f in files}
     uses: dict[str, int] = defaultdict(int)
+    families: dict[str, set[str | None]] = defaultdict(set)
     for file in sorted(files, key=lambda f: f.path):
         entry = index.files.get(file.path)
         if entry is None:
@@ -166,10 +177,13 @@ def used_by_added(
         for name, kind, line in entry.references:
             if kind in USE_KINDS and line in added:
                 uses[name] += 1
+                families[name].add(family_of(file.path))
     scores: dict[str, float] = {}
     for name, count in uses.items():
         places = [
-            d for d in index.definitions(name) if d.line not in shown.get(d.path, frozenset())
+            d
+            for d in index.definitions(name)
+            if d.line not in shown.get(d.path, frozenset()) and family_of(d.path) in families[name]
         ]
         if not places:
             continue  # not defined here (a library's), or the diff shows its definition
