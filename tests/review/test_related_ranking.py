@@ -196,9 +196,12 @@ def test_a_tight_budget_keeps_the_most_relevant_and_says_what_was_left_out(
         change, config(), PlanOptions(effort="low", related_limits=room, symbol_index=index)
     )
     extra = tight.groups[0].extra_context
-    # Order's definition is the first to fit, and its lines reach Save's (not shown twice).
+    # The two definitions tied to the change fit, each shown to its unit's last line
+    # (not definition_lines); the ambiguous, far one is what is left out.
     assert extra.startswith("Definition of Order (used by this change):")
-    assert "func Save(o Order) error {" in extra
+    assert "store/orders.go: lines 3-6 of 21" in extra
+    assert "Definition of Save (used by this change):" in extra
+    assert "store/orders.go: lines 14-16 of 21" in extra
     assert "Pretty" not in extra
     assert extra.endswith("[more related code left out: the prompt's token budget]")
 

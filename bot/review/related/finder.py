@@ -99,6 +99,9 @@ class _Sites:
     definitions: list[tuple[str, int]] = field(default_factory=list)
     calls: list[tuple[str, int]] = field(default_factory=list)
     mentions: int = 0
+    #: The last line of a definition, where the parser knows it: a three-line getter is
+    #: shown in three lines, not ``definition_lines``.
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +112,7 @@ class _Section:
     places: list[tuple[str, int]]
     before: int
     after: int
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
     snippets: list[str] = field(default_factory=list)
     #: The next site to consider.
     next: int = 0
@@ -238,6 +242,8 @@ class RelatedFinder:
             if probe.definitions:
                 places = [(d.path, d.line) for d in defined]
                 found.definitions = sorted(places, key=distance)[:limit]
+                # One-line ends are names without a unit (a constant): shown as before.
+                found.ends = {(d.path, d.line): d.end for d in defined if d.end > d.line}
             if probe.calls:
                 # Calls from other files first: those in the changed function's own file
                 # are the ones a reader of the diff is most likely to see anyway.
@@ -332,7 +338,10 @@ class RelatedFinder:
             plan.append(_Section(title, sites[name].calls, limits.call_margin, limits.call_margin))
         for name in wanted.used:
             title = f"Definition of {name} (used by this change):"
-            plan.append(_Section(title, sites[name].definitions, 0, limits.definition_lines - 1))
+            named = sites[name]
+            plan.append(
+                _Section(title, named.definitions, 0, limits.definition_lines - 1, named.ends)
+            )
         covered: dict[str, list[tuple[int, int]]] = {}
         used = 0
         left_out = False
@@ -374,7 +383,8 @@ class RelatedFinder:
                 continue  # the diff shows it already
             if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
                 continue
-            span = (line - section.before, line + section.after)
+            last = section.ends.get((path, line), line + section.after)
+            span = (line - section.before, max(line, min(line + section.after, last)))
             text = self._snippet(path, max(1, span[0]), span[1])
             if text is not None:
                 return text, path, span
