@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from tree_sitter import Language
 
-__all__ = ["GRAMMARS", "available", "language_of", "load"]
+__all__ = ["GRAMMARS", "available", "family_of", "language_of", "load"]
 
 #: Language → (module of its wheel, function that returns the compiled language).
 GRAMMARS: Final[dict[str, tuple[str, str]]] = {
@@ -73,6 +73,18 @@ def language_of(path: str) -> str | None:
         return _FILENAMES[name]
     ext = name.rpartition(".")[2].lower() if "." in name else ""
     return _EXTENSIONS.get(ext)
+
+
+#: Languages whose files use each other's names: C++ includes C headers (and a ``.h`` is
+#: read as C), TypeScript imports JavaScript.
+_FAMILIES: Final[dict[str, str]] = {"cpp": "c", "typescript": "javascript", "tsx": "javascript"}
+
+
+def family_of(path: str) -> str | None:
+    """The language family of ``path``: a call in one family never means a function
+    defined in another (a Ruby script's ``print`` is not a C function's caller)."""
+    language = language_of(path)
+    return None if language is None else _FAMILIES.get(language, language)
 
 
 @functools.cache

@@ -15,9 +15,12 @@ Sites are classified with the tools' own definition patterns
 would be. Sites already visible in the diff are left out.
 
 With the snapshot's symbol index (:class:`bot.code.index.SymbolIndex`, given by the
-entrance that keeps one per commit), the sites come from it instead of a walk: the
-definitions the parser found, and the calls of each changed name, nearest files first
-(same folder, then same top folder, then the rest). Without one,
+entrance that keeps one per commit), the names and sites come from it instead of a walk:
+the units the added lines are in, the names they use that the repository defines, the
+definitions the parser found and the calls of each changed name. They are ranked by
+their ties to the change in the reference graph (:mod:`bot.review.related.ranking`), so
+the most relevant fit the token budget; ties are broken by folder distance (same folder,
+then same top folder, then the rest). Without one,
 all groups' names are looked up in one walk of the snapshot: a substring probe per name
 on the raw bytes, then a word search in the few files that contain one. The walk visits
 the files nearest to the change first (:mod:`bot.review.related.nearest_files`: same directory, then
@@ -37,13 +40,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.code.grammars import family_of
 from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
 from bot.errors import GitNeuralError
 from bot.review.related.name_probe import NameProbe
 from bot.review.related.nearest_files import nearest_files
-from bot.review.related.symbols import add_name, changed_names, used_names
+from bot.review.related.ranking import file_ranks, used_by_added
+from bot.review.related.symbols import add_name, changed_names, units_touched, used_names
 from bot.review.secrets.redaction import redact_text
 from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.search import is_binary
@@ -59,6 +64,9 @@ class RelatedLimits:
     max_tokens: int = 8_000
     #: Names looked up for the whole change (shared by its parts): changed ones first.
     max_names: int = 24
+    #: The same with the symbol index: its names are all defined in the repository, and
+    #: looking one up is a dictionary access, so the token budget decides what is shown.
+    max_indexed_names: int = 96
     #: Callers, or definitions, shown per name.
     max_sites: int = 3
     #: Lines shown of a definition (its signature and docstring, usually).
@@ -91,6 +99,23 @@ class _Sites:
     definitions: list[tuple[str, int]] = field(default_factory=list)
     calls: list[tuple[str, int]] = field(default_factory=list)
     mentions: int = 0
+    #: The last line of a definition, where the parser knows it: a three-line getter is
+    #: shown in three lines, not ``definition_lines``.
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+@dataclass
+class _Section:
+    """One name's part of the text: its sites, best first, and those chosen."""
+
+    title: str
+    places: list[tuple[str, int]]
+    before: int
+    after: int
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
+    snippets: list[str] = field(default_factory=list)
+    #: The next site to consider.
+    next: int = 0
 
 
 @dataclass
@@ -100,6 +125,10 @@ class _Wanted:
     changed: list[str]
     used: list[str]
     shown: dict[str, frozenset[int]]
+
+
+def _called(index: SymbolIndex, name: str) -> bool:
+    return any(r.kind == "call" for r in index.references(name))
 
 
 class RelatedFinder:
@@ -126,16 +155,19 @@ class RelatedFinder:
         room: a change in 40 parts costs no more searching than one prompt.
         """
         served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
-        share = max(1, self.limits.max_names // max(1, len(served)))
-        wanted = {i: self._wanted(groups[i], share) for i in served}
+        changed_paths = [f.path for i in served for f in groups[i]]
+        index = self._index
+        ranks = file_ranks(index, changed_paths) if index is not None else {}
+        names = self.limits.max_names if index is None else self.limits.max_indexed_names
+        share = max(1, names // max(1, len(served)))
+        wanted = {i: self._wanted(groups[i], share, ranks) for i in served}
         changed = {n for w in wanted.values() for n in w.changed}
         used = {n for w in wanted.values() for n in w.used}
         probes = [
             NameProbe(n, calls=n in changed, definitions=n in used) for n in sorted(changed | used)
         ]
-        changed_paths = [f.path for i in served for f in groups[i]]
-        if self._index is not None:
-            sites = self._from_index(self._index, probes, changed_paths)
+        if index is not None:
+            sites = self._from_index(index, probes, changed_paths, ranks)
         else:
             sites = self._scan(probes, changed_paths)
         return [
@@ -143,8 +175,13 @@ class RelatedFinder:
             for i, room in enumerate(rooms)
         ]
 
-    def _wanted(self, files: Sequence[FileDiff], limit: int) -> _Wanted:
-        """Up to ``limit`` names: changed ones first (a third is kept for used ones)."""
+    def _wanted(self, files: Sequence[FileDiff], limit: int, ranks: dict[str, float]) -> _Wanted:
+        """Up to ``limit`` names: changed ones first (a third is kept for used ones).
+
+        With the index, the changed names are the units the parser finds around the added
+        lines as well, kept when something calls them, and the used names are those the
+        repository defines, ranked (:func:`used_by_added`)."""
+        index = self._index
         ordered = sorted(files, key=lambda f: f.path)
         room_changed = max(1, limit - limit // 3)
         changed: list[str] = []
@@ -153,10 +190,23 @@ class RelatedFinder:
             if len(changed) >= room_changed:
                 break  # reading and parsing more files would find names never used
             for name in changed_names(file, self._head):
-                add_name(changed, seen, name)
+                if index is None or _called(index, name):
+                    add_name(changed, seen, name)
+            # The parser's units are real definitions: no filter of common words (a Go
+            # ``Error`` method is as much changed as any other).
+            if index is None:
+                continue
+            for name in units_touched(file, index):
+                if name not in seen and _called(index, name):
+                    seen.add(name)
+                    changed.append(name)
         changed = changed[:room_changed]
         used: list[str] = []
-        for file in ordered:
+        if index is not None:
+            # A changed function the added lines also call keeps both parts: its
+            # definition is outside the diff as often as its callers are.
+            used = used_by_added(index, ordered, ranks)
+        for file in ordered if index is None else ():
             if len(used) >= limit - len(changed):
                 break
             for name in used_names(file):
@@ -168,27 +218,42 @@ class RelatedFinder:
     # -- the index -----------------------------------------------------------------------
 
     def _from_index(
-        self, index: SymbolIndex, probes: list[NameProbe], near: Sequence[str]
+        self,
+        index: SymbolIndex,
+        probes: list[NameProbe],
+        near: Sequence[str],
+        ranks: dict[str, float],
     ) -> dict[str, _Sites]:
         folders = {posixpath.dirname(p) for p in near}
         tops = {p.split("/", 1)[0] for p in near if "/" in p}
 
-        def distance(site: tuple[str, int]) -> tuple[int, str, int]:
+        def distance(site: tuple[str, int]) -> tuple[float, int, str, int]:
             path = site[0]
             if posixpath.dirname(path) in folders:
-                return 0, *site
-            return (1 if path.split("/", 1)[0] in tops else 2), *site
+                return -ranks.get(path, 0.0), 0, *site
+            return -ranks.get(path, 0.0), (1 if path.split("/", 1)[0] in tops else 2), *site
 
         limit = self.limits.max_mentions
+        families = {family_of(p) for p in near}
         sites = {p.name: _Sites() for p in probes}
         for probe in probes:
             found = sites[probe.name]
+            defined = [d for d in index.definitions(probe.name) if family_of(d.path) in families]
             if probe.definitions:
-                places = [(d.path, d.line) for d in index.definitions(probe.name)]
+                places = [(d.path, d.line) for d in defined]
                 found.definitions = sorted(places, key=distance)[:limit]
+                # One-line ends are names without a unit (a constant): shown as before.
+                found.ends = {(d.path, d.line): d.end for d in defined if d.end > d.line}
             if probe.calls:
-                calls = [(r.path, r.line) for r in index.references(probe.name) if r.kind == "call"]
-                found.calls = sorted(set(calls), key=distance)[:limit]
+                # Calls from other files first: those in the changed function's own file
+                # are the ones a reader of the diff is most likely to see anyway.
+                home = {d.path for d in defined}
+                calls = {
+                    (r.path, r.line)
+                    for r in index.references(probe.name)
+                    if r.kind == "call" and family_of(r.path) in families
+                }
+                found.calls = sorted(calls, key=lambda s: (s[0] in home, *distance(s)))[:limit]
         return sites
 
     # -- the walk ------------------------------------------------------------------------
@@ -267,42 +332,63 @@ class RelatedFinder:
 
     def _render(self, wanted: _Wanted, sites: dict[str, _Sites], budget: int) -> str:
         limits = self.limits
-        sections: list[str] = []
-        used = 0
-        covered: dict[str, list[tuple[int, int]]] = {}
-        plan: list[tuple[str, list[tuple[str, int]], int, int]] = []
+        plan: list[_Section] = []
         for name in wanted.changed:
             title = f"Callers of {name} (changed by this change):"
-            plan.append((title, sites[name].calls, limits.call_margin, limits.call_margin))
+            plan.append(_Section(title, sites[name].calls, limits.call_margin, limits.call_margin))
         for name in wanted.used:
             title = f"Definition of {name} (used by this change):"
-            plan.append((title, sites[name].definitions, 0, limits.definition_lines - 1))
-        for title, places, before, after in plan:
-            snippets: list[str] = []
-            for path, line in places:
-                if line in wanted.shown.get(path, frozenset()):
-                    continue  # the diff shows it already
-                if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
+            named = sites[name]
+            plan.append(
+                _Section(title, named.definitions, 0, limits.definition_lines - 1, named.ends)
+            )
+        covered: dict[str, list[tuple[int, int]]] = {}
+        used = 0
+        left_out = False
+        # Breadth first: the best site of every name before a second site of any, so a
+        # tight budget shows one definition of each of many names rather than three of a
+        # few (the sites of a name come best first).
+        for turn in range(limits.max_sites):
+            for section in plan:
+                if turn > 0 and not section.snippets:
+                    continue  # its first site did not fit, or it has none
+                found = self._next_site(section, wanted, covered)
+                if found is None:
                     continue
-                text = self._snippet(path, max(1, line - before), line + after)
-                if text is None:
+                text, path, span = found
+                cost = estimate_tokens(text) + 2
+                if not section.snippets:
+                    cost += estimate_tokens(section.title) + 2
+                if used + cost > budget:
+                    left_out = True
                     continue
-                covered.setdefault(path, []).append((line - before, line + after))
-                snippets.append(text)
-                if len(snippets) >= limits.max_sites:
-                    break
-            if not snippets:
-                continue
-            section = "\n\n".join([title, *snippets])
-            cost = estimate_tokens(section) + 2
-            if used + cost > budget:
-                sections.append("[more related code left out: the prompt's token budget]")
-                break
-            used += cost
-            sections.append(section)
+                used += cost
+                section.snippets.append(text)
+                covered.setdefault(path, []).append(span)
+        sections = ["\n\n".join([s.title, *s.snippets]) for s in plan if s.snippets]
+        if left_out:
+            sections.append("[more related code left out: the prompt's token budget]")
         if self.partial and sections:
             sections.append("[the search for related code stopped early: results are partial]")
         return "\n\n".join(sections)
+
+    def _next_site(
+        self, section: _Section, wanted: _Wanted, covered: dict[str, list[tuple[int, int]]]
+    ) -> tuple[str, str, tuple[int, int]] | None:
+        """The next of ``section``'s sites worth showing: its text, path and lines."""
+        while section.next < len(section.places):
+            path, line = section.places[section.next]
+            section.next += 1
+            if line in wanted.shown.get(path, frozenset()):
+                continue  # the diff shows it already
+            if any(lo <= line <= hi for lo, hi in covered.get(path, [])):
+                continue
+            last = section.ends.get((path, line), line + section.after)
+            span = (line - section.before, max(line, min(line + section.after, last)))
+            text = self._snippet(path, max(1, span[0]), span[1])
+            if text is not None:
+                return text, path, span
+        return None
 
     def _snippet(self, path: str, start: int, end: int) -> str | None:
         try:

@@ -12,13 +12,14 @@ import builtins
 import keyword
 import re
 
+from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
 from bot.review.context.enclosing import enclosing_ranges
 from bot.review.tools.search import is_binary
 from bot.text import decode_text
 
-__all__ = ["add_name", "changed_names", "used_names"]
+__all__ = ["add_name", "changed_names", "units_touched", "used_names"]
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 # A definition on a changed line, in the common languages (the name is group 1).
@@ -100,4 +101,19 @@ def used_names(file: FileDiff) -> list[str]:
     seen: set[str] = set()
     for name in ordered:
         add_name(names, seen, name)
+    return names
+
+
+def units_touched(file: FileDiff, index: SymbolIndex) -> list[str]:
+    """The innermost unit (not a closure) around each added line, from the index: what
+    the change edits, as the parser sees it, in line order."""
+    entry = index.files.get(file.path)
+    if entry is None:
+        return []
+    units = [(s, e, n) for n, kind, _, s, e in entry.definitions if kind != "closure"]
+    names: list[str] = []
+    for line in sorted(file.added_lines):
+        around = [(e - s, n) for s, e, n in units if s <= line <= e]
+        if around and min(around)[1] not in names:
+            names.append(min(around)[1])
     return names
