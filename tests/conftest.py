@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.keys import new_rsa_pem
+from tests.support.slow_first import listed, rank
 
 
 @pytest.fixture(scope="session")
@@ -12,3 +13,10 @@ def rsa_pem() -> str:
     """One RSA private key in PEM per test process: generating one costs a noticeable slice
     of a test, and no file of this repository holds a key."""
     return new_rsa_pem()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The slowest tests first (tests/support/slow_first.py says why); the sort is stable,
+    # so every other test keeps its place, and each xdist worker computes the same order.
+    slowest = listed()
+    items.sort(key=lambda item: rank(item.nodeid, slowest))

@@ -1,0 +1,69 @@
+"""Which tests the suite hands out first: the slowest, as measured (``tests/slow_first.txt``).
+
+pytest-xdist gives tests to its workers in collection order. A two-minute test collected
+near the end starts when the others are nearly done and keeps one worker busy alone for
+its whole length: the run's tail. Collected first, it runs beside the many short ones.
+
+Refresh the list from a full run's ``--durations`` output::
+
+    .venv/bin/python -m pytest -n 4 --durations=150 | tee run.txt
+    .venv/bin/python -m tests.support.slow_first < run.txt > tests/slow_first.txt
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterable
+
+from tests.support.paths import ROOT
+
+LIST = ROOT / "tests" / "slow_first.txt"
+#: Tests shorter than this keep their place: ordering them gains nothing.
+MIN_SECONDS = 10.0
+_DURATION = re.compile(r"^([0-9.]+)s (?:call|setup|teardown)\s+(\S+)")
+_HEADER = """\
+# The suite's slowest tests, slowest first: tests/conftest.py runs them first, so that no
+# two-minute test is handed out last and keeps one worker busy after the rest are done.
+# Seconds (setup + call + teardown) from `pytest -n 4 --durations=150` on a full run;
+# refresh with: python -m tests.support.slow_first < that run's output > tests/slow_first.txt
+"""
+
+
+def measured(lines: Iterable[str]) -> list[tuple[float, str]]:
+    """``(seconds, test id)`` of every test at least :data:`MIN_SECONDS` long, slowest first.
+    pytest cuts a parametrised id at its first space: what is kept matches as a prefix."""
+    totals: dict[str, float] = defaultdict(float)
+    for line in lines:
+        found = _DURATION.match(line)
+        if found:
+            totals[found[2]] += float(found[1])
+    slow = [(seconds, test) for test, seconds in totals.items() if seconds >= MIN_SECONDS]
+    return sorted(slow, key=lambda pair: (-pair[0], pair[1]))
+
+
+def listed() -> list[str]:
+    """The test ids of :data:`LIST`, slowest first (none when it is missing)."""
+    if not LIST.is_file():
+        return []
+    lines = LIST.read_text("utf-8").splitlines()
+    return [line.split(" ", 1)[1] for line in lines if line and not line.startswith("#")]
+
+
+def rank(test_id: str, slowest: list[str]) -> int:
+    """Where ``test_id`` goes: its place in ``slowest``, or after all of them."""
+    for place, prefix in enumerate(slowest):
+        if test_id.startswith(prefix):
+            return place
+    return len(slowest)
+
+
+def main() -> None:
+    sys.stdout.write(_HEADER)
+    for seconds, test in measured(sys.stdin):
+        sys.stdout.write(f"{seconds:.0f} {test}\n")
+
+
+if __name__ == "__main__":
+    main()
