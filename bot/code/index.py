@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import gzip
 import hashlib
 import json
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.code.grammars import available, language_of
-from bot.code.outline import outline
+from bot.code.outline import symbols
 from bot.config import DEFAULT_IGNORES
 from bot.domain.change import Snapshot
 
@@ -83,17 +84,16 @@ def _digest(data: bytes) -> str:
 
 def file_symbols(path: str, data: bytes) -> FileSymbols | None:
     """One file's entry, or ``None`` when no grammar reads it here."""
-    found = outline(path, data)
+    found = symbols(path, data)
     if found is None:
         return None
     units = {(u.name, u.line): u for u in found.units}
     definitions = []
-    for d in found.definitions:
-        unit = units.get((d.name, d.line))
-        start, end = (unit.start, unit.end) if unit is not None else (d.line, d.line)
-        definitions.append((d.name, d.kind, d.line, start, end))
-    references = tuple((r.name, r.kind, r.line) for r in found.references)
-    return FileSymbols(_digest(data), tuple(definitions), references)
+    for name, kind, line in found.definitions:
+        unit = units.get((name, line))
+        start, end = (unit.start, unit.end) if unit is not None else (line, line)
+        definitions.append((name, kind, line, start, end))
+    return FileSymbols(_digest(data), tuple(definitions), tuple(found.references))
 
 
 @dataclass
@@ -221,8 +221,15 @@ class SymbolIndex:
         return cls(files)
 
 
-def _ignored(path: str, ignore: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(path, glob) for glob in ignore)
+def _ignored(path: str, ignore: Sequence[str]) -> bool:
+    return _globs(tuple(ignore)).match(path) is not None
+
+
+@functools.cache
+def _globs(ignore: tuple[str, ...]) -> re.Pattern[str]:
+    """The globs as one pattern (what :func:`fnmatch.fnmatchcase` does for each), made
+    once: a repository's every path is matched against them."""
+    return re.compile("|".join(fnmatch.translate(glob) for glob in ignore) or "(?!)")
 
 
 def _load(path: Path) -> SymbolIndex | None:
