@@ -228,6 +228,8 @@ def _units(language: str, nodes: list[Node]) -> list[Unit]:
             name_node = _declared_name(node)
             if name_node is None:
                 name, line = _anonymous_line(node)
+                if node_type == "companion_object":
+                    name = "Companion"  # what Kotlin calls a companion object without a name
             else:
                 name, line = _text(name_node)[:_MAX_NAME], name_node.start_point[0] + 1
             if kind == "type":
