@@ -4,6 +4,8 @@ that changed, the saved index, and the agent's ``find_definition``/``find_refere
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -119,3 +121,19 @@ def test_find_definition_adds_what_only_the_parser_sees(tmp_path: Path) -> None:
     tools = RepoTools(snapshot)
     assert tools.call("find_definition", '{"symbol": "helper"}') == "util.c:2: helper(int a,"
     assert tools.call("find_references", '{"symbol": "helper"}').startswith("no references")
+
+
+def test_a_saved_index_holding_what_it_should_not_is_built_again(tmp_path: Path) -> None:
+    root = checkout("gin")
+    head = _git(root, "rev-parse", "HEAD").strip()
+    folder = tmp_path / "index"
+    built = cached_index(_snapshot(root, head), head, folder)
+    saved = folder / f"{head}.json.gz"
+    data = json.loads(gzip.decompress(saved.read_bytes()))
+    entry = data["files"]["context.go"]
+    entry[2][2][0] = str(entry[2][2][0])  # a reference's line saved as a string
+    saved.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    again = cached_index(_snapshot(root, head), head, folder)
+    assert again.parsed == len(built.files) and again.files == built.files
+    assert all(isinstance(line, int) for _, _, line in again.files["context.go"].references)
