@@ -14,7 +14,7 @@ import pygit2
 import pytest
 
 from bot.code.grammars import available
-from bot.code.index import SymbolIndex, cached_index
+from bot.code.index import FileSymbols, SymbolIndex, cached_index
 from bot.git.repo import TreeSnapshot
 from bot.review.tools.toolbox import RepoTools
 from tests.support.real_repos import checkout
@@ -137,3 +137,17 @@ def test_a_saved_index_holding_what_it_should_not_is_built_again(tmp_path: Path)
     again = cached_index(_snapshot(root, head), head, folder)
     assert again.parsed == len(built.files) and again.files == built.files
     assert all(isinstance(line, int) for _, _, line in again.files["context.go"].references)
+
+
+def test_a_saved_index_keeps_every_name_as_it_was() -> None:
+    odd = FileSymbols(
+        "0" * 32,
+        (("split\x1fname", "function", 1, 1, 4), ("", "closure", 2, 2, 3)),
+        (("", "call", 2), ("f", "call", 3)),
+    )
+    index = SymbolIndex({"a.c": odd, "empty.c": FileSymbols("1" * 32, (), ())})
+    saved = json.loads(json.dumps(index.to_json()))
+    loaded = SymbolIndex.from_json(saved)
+    assert loaded is not None and loaded.files == index.files
+    assert [d.line for d in loaded.definitions("split\x1fname")] == [1]
+    assert [(r.path, r.line) for r in loaded.references("f")] == [("a.c", 3)]
