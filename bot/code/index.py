@@ -208,7 +208,7 @@ class SymbolIndex:
     # An entry is saved by columns (names, kinds, lines …), not as a list per name, and
     # a column of names as one string: a review (and the hook) loads the whole index,
     # and columns are read and checked by the library (split, zip, map) rather than
-    # name by name in Python; loading costs a fifth of what a list per name did.
+    # name by name in Python; loading costs a third of what a list per name did.
 
     def to_json(self) -> dict[str, object]:
         return {
