@@ -11,6 +11,13 @@
   SymbolIndex`, read from git), per 1,000 indexed files; and the update from the
   parent's index for each of gin's last commits, per commit. Targets (issue 22): cold
   at most 3 s per 1,000 files, update at most 200 ms per commit.
+- **What the index adds to a review's preparation**: one repository holding the six
+  repositories' source files side by side, and a change to 30 and to 300 of them (in
+  each, a line inside a function written twice). ``plan_review`` (enclosing code, related
+  code, prompts: everything before the model) without the index, where the related code
+  is found by searching the snapshot, and with the head's index saved already (warm),
+  loaded as a review loads it (:func:`bot.code.index.repository_index`). CPU seconds,
+  the median of a few runs; the difference is what the index adds (negative: saves).
 
 Needs the ``parsers`` extra, ``ctags`` and the bundles (``GITNEURAL_REPO_BUNDLES`` or
 ``shared/fixtures/repos`` above the checkout).
@@ -18,17 +25,24 @@ Needs the ``parsers`` extra, ``ctags`` and the bundles (``GITNEURAL_REPO_BUNDLES
 
 from __future__ import annotations
 
+import re
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import pygit2
 
 from benchmarks.common import Row, main, row
 from bot.code.grammars import language_of
-from bot.code.index import SymbolIndex
+from bot.code.index import SymbolIndex, repository_index
 from bot.code.outline import outline
-from bot.git.repo import TreeSnapshot
+from bot.config import Config
+from bot.git.repo import TreeSnapshot, range_change
+from bot.review import PlanOptions, plan_review
+from bot.review.token_estimate import estimate_tokens
 from tests.support.real_repos import REPOSITORIES, checkout
+from tests.support.repos import commit, make_repo
 from tests.support.scope_judge import JUDGED, judge
 
 TARGET = 97.0
@@ -128,8 +142,102 @@ def _index_rows(quick: bool) -> list[Row]:
     ]
 
 
+#: Changed files of the review rows (quick: a smaller repository and fewer files).
+REVIEW_SIZES = (30, 300)
+QUICK_REVIEW_SIZES = (5,)
+_CALL = re.compile(rb"[A-Za-z_]\w*\s*\(")
+
+
+def _source_files(names: tuple[str, ...]) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for name in names:
+        root = checkout(name)
+        for path in sorted(root.rglob("*")):
+            if ".git" not in path.parts and path.is_file() and language_of(path.name):
+                files[f"{name}/{path.relative_to(root)}"] = path.read_bytes()
+    return files
+
+
+def _edited(path: str, data: bytes) -> bytes | None:
+    """``data`` with a line inside one of its functions written twice (a line with a
+    call when there is one), or None when it has no function of three lines or more."""
+    found = outline(path, data)
+    if found is None:
+        return None
+    units = [u for u in found.units if u.kind in ("function", "method") and u.end - u.start > 2]
+    if not units:
+        return None
+    unit = units[len(units) // 2]
+    lines = data.split(b"\n")
+    body = range(unit.start, unit.end - 1)  # 0-based: the lines after the header
+    pick = next((i for i in body if _CALL.search(lines[i])), unit.start)
+    return b"\n".join([*lines[: pick + 1], lines[pick], *lines[pick + 1 :]])
+
+
+def _prepare_cpu(
+    repo: pygit2.Repository, *, indexed: bool, repeat: int
+) -> tuple[float, float, int]:
+    """Median CPU seconds of a review's preparation and of loading the index in it, and
+    the related code's tokens."""
+    config = Config()
+    costs, loads, related = [], [], 0
+    for _ in range(repeat):
+        started = time.process_time()
+        change = range_change(repo, "main", "feature")
+        index = None
+        if indexed:
+            assert change.head is not None and change.head_sha
+            loading = time.process_time()
+            index = repository_index(change.head, change.head_sha, repo.path)
+            loads.append(time.process_time() - loading)
+            assert index is not None and index.parsed == 0, "the index should be warm"
+        plan = plan_review(change, config, PlanOptions(effort="high", symbol_index=index))
+        costs.append(time.process_time() - started)
+        related = sum(estimate_tokens(g.extra_context) for g in plan.groups)
+    return statistics.median(costs), statistics.median(loads or [0.0]), related
+
+
+def _review_rows(quick: bool) -> list[Row]:
+    files = _source_files(REPOSITORIES[:2] if quick else REPOSITORIES)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="bench-code-") as tmp:
+        for count in QUICK_REVIEW_SIZES if quick else REVIEW_SIZES:
+            repo = make_repo(Path(tmp) / f"r{count}", bare=True)
+            base = commit(repo, files, "the six repositories")
+            edits: dict[str, bytes | str | None] = {}
+            paths = sorted(files)
+            step = max(1, len(paths) // count)
+            for path in paths[::step] + paths:  # spread over the languages, then any
+                if len(edits) == count:
+                    break
+                edited = _edited(path, files[path]) if path not in edits else None
+                if edited is not None:
+                    edits[path] = edited
+            commit(repo, edits, "a line twice", parents=[base], branch="feature")
+            head = repo.revparse_single("feature").peel(pygit2.Commit)
+            started = time.process_time()
+            repository_index(TreeSnapshot(repo, head), str(head.id), repo.path)
+            built = time.process_time() - started
+            repeat = 1 if quick else 3
+            without, _, tokens_without = _prepare_cpu(repo, indexed=False, repeat=repeat)
+            with_index, load, tokens_with = _prepare_cpu(repo, indexed=True, repeat=repeat)
+            label = f"review preparation, {len(edits)} changed files of {len(files):,}"
+            rows += [
+                row(f"{label}: index built beforehand (not counted), CPU", round(built, 2), "s"),
+                row(f"{label}: without the index, CPU", round(without, 3), "s"),
+                row(
+                    f"{label}: with the warm index (loaded + used), CPU", round(with_index, 3), "s"
+                ),
+                row(f"{label}: of which loading the index", round(load * 1000), "ms"),
+                row(f"{label}: added by the index", round((with_index - without) * 1000), "ms"),
+                row(f"{label}: related code without the index", tokens_without, "tokens"),
+                row(f"{label}: related code with the index", tokens_with, "tokens"),
+            ]
+    return rows
+
+
 def run(quick: bool) -> list[Row]:
-    return _agreement_rows(quick) + _cost_rows(quick) + _index_rows(quick)
+    return _agreement_rows(quick) + _cost_rows(quick) + _index_rows(quick) + _review_rows(quick)
 
 
 if __name__ == "__main__":

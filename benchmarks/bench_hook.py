@@ -14,6 +14,10 @@ several runs in fresh processes:
 - a **cached re-run**: ``gitneural hook run`` again on the same staged change, answered
   from the result cache (the model is a K3 stub that is asked once, for the first run);
 - an empty commit (nothing staged), which must finish before any review code loads;
+- the symbol index: that a hook run in the large repository without a saved index
+  writes none (the hook only loads the index ``gitneural review`` leaves), and the
+  start-up there once the commit's index is saved (loaded, the staged files read
+  again, used by the related code);
 - ``import openai`` alone, which the hook pays only when a request is really sent.
 """
 
@@ -29,8 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import pygit2
+
 from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import edited, source_files
+from bot.code.index import index_folder, repository_index
+from bot.git.repo import snapshot_at
 from tests.fakes.k3 import Reply
 from tests.support.repos import commit, make_repo, stage
 
@@ -46,7 +54,9 @@ BEFORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
 AFTER = BEFORE.replace("return x + 7\n", "return x - 7\n")
 GITNEURAL = str(Path(sys.executable).parent / "gitneural")
 
-#: Runs in a fresh interpreter inside the repository; prints the phases in milliseconds.
+#: Runs in a fresh interpreter inside the repository, after a line ``INDEXED = …``;
+#: prints the phases in seconds. With ``INDEXED``, the commit's symbol index is saved
+#: already and is loaded as the hook loads it (``hooks.pre_commit._warm_index``).
 _PHASES = """
 import json, time
 t0 = time.perf_counter()
@@ -56,12 +66,21 @@ from bot.review import PlanOptions, plan_review
 from hooks.targets import open_repository, staged_target
 t1 = time.perf_counter()
 target = staged_target(open_repository("."))
+change = target.change
 t2 = time.perf_counter()
-config = trusted_config(target.change.trusted)
-plan = plan_review(target.change, config, PlanOptions(effort="low"))
-assert plan.files, "the staged change should be reviewed"
+index = None
+if INDEXED:
+    from bot.code.index import warm_index
+    index = warm_index(change.base_sha, target.git_dir)
+    assert index is not None, "the symbol index should be warm"
+    index = index.with_files(change.head, [f.path for f in change.diff.files])
 t3 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "diff": t2 - t1, "prompt": t3 - t2}))
+config = trusted_config(change.trusted)
+plan = plan_review(change, config, PlanOptions(effort="low", symbol_index=index))
+assert plan.files, "the staged change should be reviewed"
+t4 = time.perf_counter()
+phases = {"import": t1 - t0, "diff": t2 - t1, "prompt": t4 - t3}
+print(json.dumps({**phases, "symbol index": t3 - t2} if INDEXED else phases))
 """
 
 
@@ -83,11 +102,14 @@ def _wall(args: list[str], cwd: Path, env: dict[str, str], repeat: int) -> float
     return statistics.median(times) * 1000
 
 
-def _phases(cwd: Path, env: dict[str, str], repeat: int) -> dict[str, float]:
+def _phases(
+    cwd: Path, env: dict[str, str], repeat: int, *, indexed: bool = False
+) -> dict[str, float]:
+    script = f"INDEXED = {indexed}\n{_PHASES}"
     runs = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", _PHASES], cwd=cwd, env=env, capture_output=True, text=True
+            [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True
         )
         if out.returncode != 0:
             raise RuntimeError(f"phase timing failed: {out.stderr.strip()[-500:]}")
@@ -132,6 +154,36 @@ def _startup_rows(label: str, phases: dict[str, float]) -> list[Row]:
     return rows + [row(f"  of which {name}", ms, "ms") for name, ms in phases.items()]
 
 
+def _index_rows(large: Path, count: int, env: dict[str, str], repeat: int) -> list[Row]:
+    """The hook never builds a symbol index (``gitneural review`` leaves one in the git
+    folder): none is written by a run without one; and the start-up when one is warm."""
+    folder = index_folder(large / ".git")
+    _wall([GITNEURAL, "hook", "run", "--quiet"], large, env, 1)
+    written = len(list(folder.glob("*"))) if folder.exists() else 0
+    rows = [
+        row(
+            f"hook run, {count:,}-file repository, no saved symbol index: indexes written",
+            written,
+            "",
+            "0 (the hook only loads one)",
+            written == 0,
+        )
+    ]
+    repo = pygit2.Repository(str(large))
+    head = str(repo.head.target)
+    started = time.process_time()
+    index = repository_index(snapshot_at(repo, "HEAD"), head, repo.path, seconds=600)
+    built = time.process_time() - started
+    if index is None:
+        raise RuntimeError("the symbol index could not be built (is the parsers extra there?)")
+    label = f"symbol index of the {count:,}-file repository, built once, CPU"
+    rows.append(row(label, round(built, 2), "s"))
+    phases = _phases(large, env, repeat, indexed=True)
+    total = sum(phases.values())
+    rows.append(row(f"hook start-up, {count:,}-file repository, warm symbol index", total, "ms"))
+    return rows + [row(f"  of which {name}", ms, "ms") for name, ms in phases.items()]
+
+
 def run(quick: bool = False) -> list[Row]:
     repeat = QUICK_REPEAT if quick else REPEAT
     rows: list[Row] = []
@@ -145,6 +197,7 @@ def run(quick: bool = False) -> list[Row]:
         rows += _startup_rows(f"{count:,}-file repository", _phases(large, env, repeat))
         no_key = _wall([GITNEURAL, "hook", "run", "--quiet"], repo, env, repeat)
         rows.append(row("gitneural hook run process, no key (fails open)", no_key, "ms"))
+        rows += _index_rows(large, count, env, repeat)
 
         reply = Reply(tool_calls=[("submit_review", {"summary": "Fine.", "findings": []})])
         with k3_stub(replies=[reply]) as stub:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from bot.code.grammars import language_of, load
@@ -24,7 +25,17 @@ from bot.code.queries import CLASS_KINDS, EXTRA_UNITS, QUERIES, UNITS
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
 
-__all__ = ["MIN_CLOSURE_LINES", "Name", "Outline", "Unit", "outline", "parse_tree"]
+__all__ = [
+    "MIN_CLOSURE_LINES",
+    "Name",
+    "Outline",
+    "Symbol",
+    "Symbols",
+    "Unit",
+    "outline",
+    "parse_tree",
+    "symbols",
+]
 
 MIN_CLOSURE_LINES = 3
 _NAME_TYPES = frozenset(
@@ -82,7 +93,10 @@ class Outline:
 
 
 @functools.cache
-def _queries(language: str) -> tuple[Query, Query] | None:
+def _query(language: str) -> Query | None:
+    """The language's one query: its units (capture ``unit``), then its references and
+    extra definitions. One query, so one walk of the tree by the library (two cost half
+    as much again); compiled once per process, since compiling takes milliseconds."""
     grammar = load(language)
     if grammar is None:
         return None
@@ -94,9 +108,8 @@ def _queries(language: str) -> tuple[Query, Query] | None:
         for t in UNITS[language]
         if t != "compound_statement" and grammar.id_for_node_kind(t, True) is not None
     ]
-    patterns = "[" + " ".join(f"({t})" for t in kinds) + "] @unit\n" + EXTRA_UNITS.get(language, "")
-    units = Query(grammar, patterns)
-    return units, Query(grammar, QUERIES[language])
+    units = "[" + " ".join(f"({t})" for t in kinds) + "] @unit\n" + EXTRA_UNITS.get(language, "")
+    return Query(grammar, units + QUERIES[language])
 
 
 def parse_tree(language: str, data: bytes) -> Node | None:
@@ -169,25 +182,29 @@ def _anonymous_line(node: Node) -> tuple[str, int]:
     return "", line
 
 
-def _start_line(node: Node) -> int:
-    parent = node.parent
-    if parent is not None and parent.type == "decorated_definition":
-        node = parent
-    previous = node.prev_named_sibling
-    while previous is not None and previous.type == "attribute_item":
-        node, previous = previous, previous.prev_named_sibling
+def _start_line(node: Node, language: str) -> int:
+    # Only these grammars have decorators or attributes beside a unit (asked of each
+    # grammar): elsewhere the parent and siblings, each a walk in the library, are
+    # not looked at.
+    if language == "python":
+        parent = node.parent
+        if parent is not None and parent.type == "decorated_definition":
+            node = parent
+    elif language == "rust":
+        previous = node.prev_named_sibling
+        while previous is not None and previous.type == "attribute_item":
+            node, previous = previous, previous.prev_named_sibling
     return node.start_point[0] + 1
 
 
-def _units(language: str, root: Node, query: Query) -> list[Unit]:
-    from tree_sitter import QueryCursor
-
+def _units(language: str, nodes: list[Node]) -> list[Unit]:
     kinds = UNITS[language]
     found: list[tuple[int, int, int, str, str]] = []
-    for node in QueryCursor(query).captures(root).get("unit", []):
-        kind = kinds[node.type]
+    for node in nodes:
+        node_type = node.type
+        kind = kinds[node_type]
         end = _end_line(node)
-        if node.type == "compound_statement":
+        if node_type == "compound_statement":
             statement = _macro_call(node)
             if statement is None:
                 continue
@@ -204,13 +221,15 @@ def _units(language: str, root: Node, query: Query) -> list[Unit]:
                 continue
             name, line = _closure_name(node), node.start_point[0] + 1
         else:
-            if node.type.endswith(("_specifier", "mod_item")) and (
+            if node_type.endswith(("_specifier", "mod_item")) and (
                 node.child_by_field_name("body") is None
             ):
                 continue  # "struct point p;", "mod tests;": a use, not a definition
             name_node = _declared_name(node)
             if name_node is None:
                 name, line = _anonymous_line(node)
+                if node_type == "companion_object":
+                    name = "Companion"  # what Kotlin calls a companion object without a name
             else:
                 name, line = _text(name_node)[:_MAX_NAME], name_node.start_point[0] + 1
             if kind == "type":
@@ -218,7 +237,7 @@ def _units(language: str, root: Node, query: Query) -> list[Unit]:
                 kind = {"struct_type": "struct", "interface_type": "interface"}.get(
                     body.type if body is not None else "", "type"
                 )
-        found.append((_start_line(node), -end, line, name, kind))
+        found.append((_start_line(node, language), -end, line, name, kind))
     found.sort()
     units: list[Unit] = []
     stack: list[int] = []
@@ -234,10 +253,7 @@ def _units(language: str, root: Node, query: Query) -> list[Unit]:
     return units
 
 
-def _reference_names(capture: str, node: Node) -> list[str]:
-    text = _text(node)
-    if capture != "ref.import":
-        return [text]
+def _import_names(text: str) -> list[str]:
     if text[:1] in "\"'<`":
         # A path ("github.com/gin-gonic/gin/render", <stdio.h>): its last part names it.
         stem = text.strip("\"'<>`").rstrip("/").rpartition("/")[2].partition(".")[0]
@@ -245,28 +261,80 @@ def _reference_names(capture: str, node: Node) -> list[str]:
     return list(dict.fromkeys(_IDENT.findall(text)))
 
 
-def outline(path: str, data: bytes) -> Outline | None:
-    """The outline of a file, or ``None`` when no grammar reads its language here."""
+#: ``(name, kind, line)``: a definition or a reference before it is a :class:`Name`.
+Symbol = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """What :func:`outline` says of a file, its names kept as plain tuples: the symbol
+    index stores tuples, and ten thousands of :class:`Name` objects made only to be
+    taken apart again would cost it a tenth of its time."""
+
+    language: str
+    units: tuple[Unit, ...]
+    #: Sorted by line, then name.
+    definitions: list[Symbol]
+    #: Sorted by line, name and kind.
+    references: list[Symbol]
+    has_errors: bool
+
+
+def symbols(path: str, data: bytes) -> Symbols | None:
+    """The units and names of a file, or ``None`` when no grammar reads its language."""
     language = language_of(path)
     if language is None:
         return None
-    queries = _queries(language)
+    query = _query(language)
     root = parse_tree(language, data)
-    if queries is None or root is None:
+    if query is None or root is None:
         return None
     from tree_sitter import QueryCursor
 
-    units = _units(language, root, queries[0])
-    definitions = [Name(u.name, u.kind, u.line) for u in units if u.name and u.kind != "closure"]
-    references: list[Name] = []
-    for capture, nodes in QueryCursor(queries[1]).captures(root).items():
+    captures = QueryCursor(query).captures(root)
+    units = _units(language, captures.pop("unit", []))
+    definitions = [(u.name, u.kind, u.line) for u in units if u.name and u.kind != "closure"]
+    references: list[Symbol] = []
+    for capture, nodes in captures.items():
         kind = capture.partition(".")[2]
-        for node in nodes:
-            line = node.start_point[0] + 1
-            if capture.startswith("def."):
-                definitions.append(Name(_text(node), kind, line))
-                continue
-            references.extend(Name(n, kind, line) for n in _reference_names(capture, node))
-    definitions.sort(key=lambda n: (n.line, n.name))
-    references.sort(key=lambda n: (n.line, n.name, n.kind))
-    return Outline(language, tuple(units), tuple(definitions), tuple(references), root.has_error)
+        # The node's bytes are sliced from ``data``: ``Node.text`` may be None to mypy.
+        if capture.startswith("def."):
+            definitions += [
+                (
+                    data[n.start_byte : n.end_byte].decode("utf-8", "replace"),
+                    kind,
+                    n.start_point[0] + 1,
+                )
+                for n in nodes
+            ]
+        elif capture == "ref.import":
+            for n in nodes:
+                text = data[n.start_byte : n.end_byte].decode("utf-8", "replace")
+                line = n.start_point[0] + 1
+                references += [(name, kind, line) for name in _import_names(text)]
+        else:
+            references += [
+                (
+                    data[n.start_byte : n.end_byte].decode("utf-8", "replace"),
+                    kind,
+                    n.start_point[0] + 1,
+                )
+                for n in nodes
+            ]
+    definitions.sort(key=itemgetter(2, 0))
+    references.sort(key=itemgetter(2, 0, 1))
+    return Symbols(language, tuple(units), definitions, references, root.has_error)
+
+
+def outline(path: str, data: bytes) -> Outline | None:
+    """The outline of a file, or ``None`` when no grammar reads its language here."""
+    found = symbols(path, data)
+    if found is None:
+        return None
+    return Outline(
+        found.language,
+        found.units,
+        tuple(Name(*d) for d in found.definitions),
+        tuple(Name(*r) for r in found.references),
+        found.has_errors,
+    )

@@ -189,7 +189,7 @@ QUERIES: Final[dict[str, str]] = {
 (import_from_statement name: (dotted_name (identifier) @ref.import))
 (aliased_import name: (dotted_name (identifier) @ref.import))
 """,
-    "javascript": _JS_REFS,
+    "javascript": _JS_REFS + "(class_heritage (identifier) @ref.type)\n",
     "typescript": _TS_REFS,
     "tsx": _TS_REFS,
     "go": """
@@ -234,6 +234,10 @@ QUERIES: Final[dict[str, str]] = {
 (invocation_expression function: (member_access_expression name: (identifier) @ref.call))
 (object_creation_expression type: (identifier) @ref.type)
 (base_list (identifier) @ref.type)
+(generic_name (identifier) @ref.type)
+(parameter type: (identifier) @ref.type)
+(variable_declaration type: (identifier) @ref.type)
+(method_declaration returns: (identifier) @ref.type)
 (using_directive (identifier) @ref.import)
 (using_directive (qualified_name) @ref.import)
 """,
@@ -246,20 +250,29 @@ QUERIES: Final[dict[str, str]] = {
 (member_call_expression name: (name) @ref.call)
 (scoped_call_expression name: (name) @ref.call)
 (object_creation_expression (name) @ref.type)
+(named_type (name) @ref.type)
+(base_clause (name) @ref.type)
+(class_interface_clause (name) @ref.type)
 (namespace_use_clause (qualified_name) @ref.import)
 """,
+    # A subscript (``entries[key]``) is a call_expression too, its arguments in "[ ]".
     "swift": """
-(call_expression (simple_identifier) @ref.call)
 (call_expression
-  (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @ref.call)))
+  (simple_identifier) @ref.call
+  (call_suffix [(value_arguments "(") (lambda_literal)]))
+(call_expression
+  (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @ref.call))
+  (call_suffix [(value_arguments "(") (lambda_literal)]))
 (user_type (type_identifier) @ref.type)
 (import_declaration (identifier) @ref.import)
 """,
     "scala": """
 (call_expression function: (identifier) @ref.call)
 (call_expression function: (field_expression field: (identifier) @ref.call))
+(call_expression function: (generic_function function: (identifier) @ref.call))
 (type_identifier) @ref.type
-(import_declaration path: (identifier) @ref.import)
+(import_declaration (identifier) @ref.import .)
+(import_declaration (namespace_selectors (identifier) @ref.import))
 """,
     "bash": """
 (command name: (command_name (word) @ref.call))

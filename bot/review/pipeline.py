@@ -85,6 +85,11 @@ class ReviewPlan:
         return Coverage([f.file.path for f in self.files], list(self.skipped))
 
     @property
+    def heuristic(self) -> list[str]:
+        """The files sent whose enclosing code no parser read (the heuristic chose it)."""
+        return [f.file.path for f in self.files if f.heuristic]
+
+    @property
     def split(self) -> bool:
         return len(self.groups) > 1
 
@@ -356,7 +361,11 @@ def review(
         plan.secrets + model_findings, change, max_comments=config.review.max_comments
     )
     # A secret in the title or a commit message has no line to be reported on.
-    notes = [*secret_notes(change.title, change.description), _cut_note(plan.instructions_cut)]
+    notes = [
+        *secret_notes(change.title, change.description),
+        _cut_note(plan.instructions_cut),
+        _heuristic_note(plan.heuristic),
+    ]
     summary = "\n\n".join(s for s in [summary, *notes] if s)
     return ReviewResult(
         summary=summary,
@@ -374,3 +383,17 @@ def review(
 
 def _cut_note(cut: Sequence[str]) -> str:
     return Instructions(cut=list(cut)).summary_note()
+
+
+#: Files the heuristic note names, at most; the rest are counted.
+_HEURISTIC_NAMED = 10
+
+
+def _heuristic_note(paths: Sequence[str]) -> str:
+    """The files whose enclosing code was guessed by the heuristic, since its units may
+    be wrong: a reader weighs what the review says of them knowing that."""
+    if not paths:
+        return ""
+    named = ", ".join(paths[:_HEURISTIC_NAMED])
+    more = len(paths) - _HEURISTIC_NAMED
+    return f"Heuristic context (no parser): {named}" + (f" and {more} more." if more > 0 else ".")

@@ -4,6 +4,8 @@ that changed, the saved index, and the agent's ``find_definition``/``find_refere
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -12,7 +14,7 @@ import pygit2
 import pytest
 
 from bot.code.grammars import available
-from bot.code.index import SymbolIndex, cached_index
+from bot.code.index import FileSymbols, SymbolIndex, cached_index
 from bot.git.repo import TreeSnapshot
 from bot.review.tools.toolbox import RepoTools
 from tests.support.real_repos import checkout
@@ -119,3 +121,33 @@ def test_find_definition_adds_what_only_the_parser_sees(tmp_path: Path) -> None:
     tools = RepoTools(snapshot)
     assert tools.call("find_definition", '{"symbol": "helper"}') == "util.c:2: helper(int a,"
     assert tools.call("find_references", '{"symbol": "helper"}').startswith("no references")
+
+
+def test_a_saved_index_holding_what_it_should_not_is_built_again(tmp_path: Path) -> None:
+    root = checkout("gin")
+    head = _git(root, "rev-parse", "HEAD").strip()
+    folder = tmp_path / "index"
+    built = cached_index(_snapshot(root, head), head, folder)
+    saved = folder / f"{head}.json.gz"
+    data = json.loads(gzip.decompress(saved.read_bytes()))
+    entry = data["files"]["context.go"]
+    entry[2][2][0] = str(entry[2][2][0])  # a reference's line saved as a string
+    saved.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    again = cached_index(_snapshot(root, head), head, folder)
+    assert again.parsed == len(built.files) and again.files == built.files
+    assert all(isinstance(line, int) for _, _, line in again.files["context.go"].references)
+
+
+def test_a_saved_index_keeps_every_name_as_it_was() -> None:
+    odd = FileSymbols(
+        "0" * 32,
+        (("split\x1fname", "function", 1, 1, 4), ("", "closure", 2, 2, 3)),
+        (("", "call", 2), ("f", "call", 3)),
+    )
+    index = SymbolIndex({"a.c": odd, "empty.c": FileSymbols("1" * 32, (), ())})
+    saved = json.loads(json.dumps(index.to_json()))
+    loaded = SymbolIndex.from_json(saved)
+    assert loaded is not None and loaded.files == index.files
+    assert [d.line for d in loaded.definitions("split\x1fname")] == [1]
+    assert [(r.path, r.line) for r in loaded.references("f")] == [("a.c", 3)]

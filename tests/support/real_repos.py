@@ -1,5 +1,6 @@
 """The six real repositories of the shared fixtures, cloned for tests and benchmarks, and
-Universal Ctags, the independent judge of where their definitions and scopes are.
+Universal Ctags, the independent judge of where their definitions and scopes are, and the
+tree-sitter grammars the tests of those need.
 
 The bundles live outside the project (``shared/fixtures/repos/*.bundle`` beside the
 checkout's parent folders or those of the checkout it was cloned from, or
@@ -35,6 +36,19 @@ def _unavailable(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+NO_PARSERS = "the parsers extra is not installed: pip install 'gitneural[parsers]'"
+
+
+def require_grammars(*languages: str) -> None:
+    """Skip (fail under ``CI=true``) unless every one of ``languages`` has its tree-sitter
+    grammar here (the ``parsers`` extra)."""
+    from bot.code.grammars import available
+
+    missing = [language for language in languages if not available(language)]
+    if missing:
+        _unavailable(f"{NO_PARSERS} (no grammar for {', '.join(missing)})")
 
 
 def _origin() -> Path | None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot.code.grammars import available, language_of
 from bot.code.outline import Outline, outline
 from bot.review.context.languages import Family, language_for
 from bot.review.context.python_units import python_units
@@ -212,6 +213,18 @@ class _Scanner:
                     start -= 1
                 return start, end, j
         return None
+
+
+def heuristic_units(path: str) -> bool:
+    """Whether the units around a change in ``path`` come from the heuristic: a code file
+    no parser reads here (no grammar for its language, or the ``parsers`` extra is not
+    installed). Python is read by :mod:`ast` either way; data and markup files have no
+    units at all."""
+    _, family = language_for(path)
+    if family in ("none", "python"):
+        return False
+    language = language_of(path)
+    return language is None or not available(language)
 
 
 def unit_name(line: str) -> str:

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff, FileStatus, Hunk
-from bot.review.context.enclosing import enclosing_ranges, enclosing_units, unit_name
+from bot.review.context.enclosing import (
+    enclosing_ranges,
+    enclosing_units,
+    heuristic_units,
+    unit_name,
+)
 from bot.review.context.languages import language_for
 from bot.review.secrets.redaction import redact_text
 from bot.review.token_estimate import estimate_tokens
@@ -53,6 +58,9 @@ class FileContext:
     context_text: str
     #: Estimate of ``diff_text`` + ``context_text``.
     tokens: int
+    #: The enclosing code was looked for by the heuristic, no parser reading the file
+    #: (:func:`bot.review.context.enclosing.heuristic_units`); the summary names it.
+    heuristic: bool = False
 
     def bare(self) -> FileContext:
         """The same file without its context (the budget's fallback)."""
@@ -161,9 +169,11 @@ def build_file_context(file: FileDiff, head: Snapshot | None, *, expand: bool) -
     language, _ = language_for(file.path)
     diff_text = annotate_diff(file)
     context_text = ""
+    heuristic = False
     if expand and head is not None and file.status not in (FileStatus.ADDED, FileStatus.DELETED):
         source = _read_head(head, file.path)
         if source is not None:
             context_text = render_context(file, source)
+            heuristic = heuristic_units(file.path)
     tokens = estimate_tokens(diff_text) + estimate_tokens(context_text)
-    return FileContext(file, language, diff_text, context_text, tokens)
+    return FileContext(file, language, diff_text, context_text, tokens, heuristic)
