@@ -147,16 +147,21 @@ def test_used_names_come_ranked_and_only_when_defined_in_the_repository(
     assert names == ["Parse"]
 
 
-def test_the_definition_shown_is_the_one_the_change_is_tied_to(change: Change) -> None:
-    # One site per name: folder distance alone would pick pkg/legacy.go (the changed
-    # file's own folder); the reference graph ties the handler to store/orders.go.
+def _one_site_each(change: Change) -> str:
+    """The related code of a review that may show one site of every name."""
     limits = RelatedLimits(max_sites=1)
     plan = plan_review(
         change,
         config(),
         PlanOptions(effort="low", related_limits=limits, symbol_index=_index(change)),
     )
-    extra = plan.groups[0].extra_context
+    return plan.groups[0].extra_context
+
+
+def test_the_definition_shown_is_the_one_the_change_is_tied_to(change: Change) -> None:
+    # One site per name: folder distance alone would pick pkg/legacy.go (the changed
+    # file's own folder); the reference graph ties the handler to store/orders.go.
+    extra = _one_site_each(change)
     assert "Definition of Parse (used by this change):" in extra
     assert "store/orders.go: lines" in extra
     assert "pkg/legacy.go" not in extra
@@ -215,13 +220,7 @@ def test_the_caller_in_another_file_is_shown_before_the_changed_files_own(
     changed = own.replace("return Order{Raw: id}", "return Order{Raw: id, Total: 1}")
     head = commit(repo, {"store/orders.go": changed}, "load: a total")
     change = range_change(repo, str(base.id), str(head.id))
-    limits = RelatedLimits(max_sites=1)
-    plan = plan_review(
-        change,
-        config(),
-        PlanOptions(effort="low", related_limits=limits, symbol_index=_index(change)),
-    )
-    extra = plan.groups[0].extra_context
+    extra = _one_site_each(change)
     assert "Callers of Load (changed by this change):" in extra
     assert "report/monthly.go: lines" in extra
 
