@@ -200,7 +200,7 @@ def measure(
         model = world.think, world.stream
         world.think = world.stream = 0.0
         try:
-            warm = _jobs(world, installations, installations) if warm_up else []
+            warm = _jobs(world, installations, installations) if warm_up else []  # one each
             for job in warm:
                 queue.submit(job)
             warm_ids = {job.delivery_id for job in warm}
