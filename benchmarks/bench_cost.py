@@ -50,7 +50,9 @@ from tests.fakes.k3 import K3Stub, Reply
 from tests.support.job_world import make_context
 
 SIZES = (1, 30, 300)
-QUICK_SIZES = (1, 3)
+#: Quick: one size (every size runs the same code), of two files: the pushed file is
+#: one of several, so ``changed_last`` still moves it.
+QUICK_SIZES = (2,)
 EDIT = {"hunks": 3, "inserted": 2}
 #: The share of its physical limit a re-review's prompt must be served from the cache.
 CACHE_BUDGET = 0.95

@@ -13,7 +13,8 @@ counted twice: claimed after B's delivery (the scheduler's order, which the test
 ``tests/system/test_fairness.py`` bounds) and reaching the model before B's (that order
 also depends on how long each review prepares on a busy machine).
 
-Quick mode: 12 queued, 1 thread per worker, 1 s per review, the embedded broker.
+Quick mode: 4 queued (two more than the two threads: B has something to jump), 1
+thread per worker, 0.3 s per review, the embedded broker.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ WAITS_BUDGET = 2.0
 
 def run(quick: bool = False) -> list[Row]:
     if quick:
-        kind, options = "sqlite", {"backlog": 12, "threads": 1, "think": 1.0}
+        kind, options = "sqlite", {"backlog": 4, "threads": 1, "think": 0.3}
     else:
         kind = "redis" if redis_up(REDIS_URL) else "sqlite"
         options = {"backlog": 200, "threads": 4, "think": 5.0}

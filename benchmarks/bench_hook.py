@@ -46,9 +46,9 @@ STARTUP_BUDGET_MS = 300.0
 CACHED_BUDGET_MS = 500.0
 EMPTY_BUDGET_MS = 300.0
 REPEAT = 7
-QUICK_REPEAT = 2
+QUICK_REPEAT = 1
 LARGE_FILES = 3000
-QUICK_LARGE_FILES = 100
+QUICK_LARGE_FILES = 30
 
 BEFORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
 AFTER = BEFORE.replace("return x + 7\n", "return x - 7\n")

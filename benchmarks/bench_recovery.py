@@ -9,7 +9,8 @@ kill to GitHub accepting the one review, with the default settings: a 60 s lease
 every 20 s, so the job is back in line 40 to 60 s after the kill, plus the sweep (1 s)
 and the review itself. The visibility timeout (45 min) plays no part.
 
-Quick mode: the embedded broker only, with a 3 s lease (checks that the benchmark works).
+Quick mode: the embedded broker only, with a 3 s lease and the test environment's short
+polling (checks that the benchmark works).
 """
 
 from __future__ import annotations
@@ -40,8 +41,16 @@ def run(quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     up = {"sqlite": True, "redis": redis_up(REDIS_URL)}
     up["rabbitmq"] = up["redis"] and _rabbit_up()
+    # Quick: one broker. Every broker runs the same loop body below (kill_mid_review);
+    # its per-broker branches (serve's worker or one of two) are tests/system/test_recovery.py's.
     brokers = BROKERS[:1] if quick else BROKERS
-    extra = {"GITNEURAL_LOCK_LEASE": "3"} if quick else {}
+    # Quick: a 3 s lease, and the test environment's quick polling and lock retries back.
+    quick_env = {
+        "GITNEURAL_LOCK_LEASE": "3",
+        "GITNEURAL_LOCK_RETRY_DELAY": "0.3",
+        "GITNEURAL_BROKER_POLL_INTERVAL": "0.05",
+    }
+    extra = quick_env if quick else {}
     lease = "quick: 3 s lease" if quick else "default 60 s lease"
     with tempfile.TemporaryDirectory(prefix="gitneural-bench-recovery-") as tmp:
         for kind, label in brokers:

@@ -24,11 +24,14 @@ import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from bot.errors import GitNeuralError
-from tests.fakes.github import FakeGitHub
-from tests.fakes.k3 import K3Stub
+
+if TYPE_CHECKING:  # imported where used: the runner and every module's process import
+    # this module, and the fakes bring Flask and GraphQL (a third of a second each time)
+    from tests.fakes.github import FakeGitHub
+    from tests.fakes.k3 import K3Stub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
@@ -178,6 +181,8 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 @contextlib.contextmanager
 def k3_stub(**kwargs: Any) -> Iterator[K3Stub]:
     """A running :class:`~tests.fakes.k3.K3Stub` on 127.0.0.1 (``.base_url``, ``.api_key``)."""
+    from tests.fakes.k3 import K3Stub
+
     stub = K3Stub(**kwargs)
     with stub:
         yield stub
@@ -186,6 +191,8 @@ def k3_stub(**kwargs: Any) -> Iterator[K3Stub]:
 @contextlib.contextmanager
 def fake_github(**kwargs: Any) -> Iterator[FakeGitHub]:
     """A running :class:`~tests.fakes.github.FakeGitHub` (``.api_url``, ``.env()``)."""
+    from tests.fakes.github import FakeGitHub
+
     gh = FakeGitHub(**kwargs)
     with gh:
         yield gh

@@ -33,6 +33,7 @@ from tests.support.services import (
     AppWorld,
     GitNeuralProcess,
     make_job,
+    stop_together,
     wait_for,
     worker_ready,
 )
@@ -133,6 +134,7 @@ def backlog_then_one(
             stack.enter_context(GitNeuralProcess(command, d.env, root / f"w{i}.log"))
             for i in range(2)
         ]
+        stack.callback(stop_together, workers)
         for worker in workers:
             worker_ready(worker)
         world.think = think

@@ -22,6 +22,7 @@ from tests.support.services import (
     AppWorld,
     GitNeuralProcess,
     make_job,
+    stop_together,
     wait_for,
     worker_ready,
 )
@@ -74,6 +75,7 @@ def review_storm(
                 stack.enter_context(GitNeuralProcess(command, d.env, root / f"w{i}.log"))
                 for i in range(2)
             ]
+            stack.callback(stop_together, workers)
             for worker in workers:
                 worker_ready(worker)
             jobs = [make_job(world, world.new_pull()) for _ in range(reviews)]

@@ -31,6 +31,7 @@ from tests.support.services import (
     children_of,
     make_job,
     start_serve,
+    stop_together,
     wait_for,
     worker_ready,
 )
@@ -69,6 +70,7 @@ def review_workers(
             stack.enter_context(GitNeuralProcess(command, env, root / f"w{i}.log"))
             for i in range(2)
         ]
+        stack.callback(stop_together, workers)
         for worker in workers:
             worker_ready(worker)
         yield workers

@@ -109,6 +109,7 @@ class GitNeuralProcess:
         self.args, self.env, self.log_path, self.prefix = args, env, log, list(prefix)
         self.program = program or GITNEURAL
         self.proc: subprocess.Popen[bytes] | None = None
+        self._terminated = False
 
     def start(self) -> GitNeuralProcess:
         self._log = self.log_path.open("ab")
@@ -141,9 +142,15 @@ class GitNeuralProcess:
         wait_for(found, f"{text!r} in {self.log_path.name}", timeout)
         return self.log()
 
+    def terminate(self) -> None:
+        """SIGTERM without waiting (see :func:`stop_together`); ``stop`` then only waits."""
+        if self.proc is not None and self.proc.poll() is None and not self._terminated:
+            self.proc.send_signal(signal.SIGTERM)
+            self._terminated = True
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not (sig == signal.SIGTERM and self._terminated):
             self.proc.send_signal(sig)
         try:
             code = self.proc.wait(timeout=timeout)
@@ -159,6 +166,15 @@ class GitNeuralProcess:
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.returncode is None:
             self.stop(timeout=30)
+
+
+def stop_together(procs: Sequence[GitNeuralProcess]) -> None:
+    """SIGTERM to every process before any is waited for: a Celery worker notices only
+    when its loop next wakes (up to 2 s) and then closes its pool, seconds each that
+    processes stopped one after the other add up. Register it on the ExitStack after the
+    processes, so it runs before their own exits, which then only wait."""
+    for proc in procs:
+        proc.terminate()
 
 
 def worker_ready(proc: GitNeuralProcess) -> None:

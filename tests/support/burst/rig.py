@@ -49,6 +49,7 @@ from tests.support.services import (
     drop_redis_keys,
     free_port,
     require_redis,
+    stop_together,
     submit_reply,
     unique_prefix,
     wait_for,
@@ -187,6 +188,7 @@ class BurstRig:
             with contextlib.ExitStack() as stack:
                 for proc in procs:
                     stack.enter_context(proc)
+                stack.callback(stop_together, procs)
                 if client is None:
                     serve.wait_log("ready.", count=2, timeout=90)  # its review and fast workers
                 for worker in workers:
