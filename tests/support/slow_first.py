@@ -6,7 +6,7 @@ its whole length: the run's tail. Collected first, it runs beside the many short
 
 Refresh the list from a full run's ``--durations`` output::
 
-    .venv/bin/python -m pytest -n 4 --durations=150 | tee run.txt
+    .venv/bin/python -m pytest -n 6 --durations=150 | tee run.txt
     .venv/bin/python -m tests.support.slow_first < run.txt > tests/slow_first.txt
 """
 
@@ -26,7 +26,7 @@ _DURATION = re.compile(r"^([0-9.]+)s (?:call|setup|teardown)\s+(\S+)")
 _HEADER = """\
 # The suite's slowest tests, slowest first: tests/conftest.py runs them first, so that no
 # two-minute test is handed out last and keeps one worker busy after the rest are done.
-# Seconds (setup + call + teardown) from `pytest -n 4 --durations=150` on a full run;
+# Seconds (setup + call + teardown) from `pytest -n 6 --durations=150` on a full run;
 # refresh with: python -m tests.support.slow_first < that run's output > tests/slow_first.txt
 """
 

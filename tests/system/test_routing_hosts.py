@@ -21,7 +21,7 @@ from tests.support.partitions import worker_hosts
 from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED
 from tests.support.services import CONFIG, AppWorld, wait_for
-from workers.schedule.protocol import open_schedule
+from workers.schedule.protocol import Schedule, open_schedule
 from workers.schedule.routing import home_host
 from workers.schedule.turn_messages import HOSTS_TTL
 
@@ -56,6 +56,7 @@ def _ran_on(cluster: Cluster, delivery: str) -> str | None:
 def _round(cluster: Cluster, world: AppWorld, jobs: list[ReviewJob]) -> dict[str, str]:
     """Review ``jobs``, ``AT_ONCE`` at a time; the host each was posted from, by repo."""
     ran: dict[str, str] = {}
+    schedule = open_schedule(cluster.d.settings)
     for i in range(0, len(jobs), AT_ONCE):
         batch = jobs[i : i + AT_ONCE]
         for job in batch:
@@ -63,7 +64,15 @@ def _round(cluster: Cluster, world: AppWorld, jobs: list[ReviewJob]) -> dict[str
         for job in batch:
             host = wait_for(lambda j=job: _ran_on(cluster, j.delivery_id), job.repo, 90, 0.1)
             ran[job.repo] = host
+        # A review's outcome is logged just before its thread is given back: the next
+        # batch goes out once every host has its threads free again, so each home has
+        # room (what the target is about); a busy home's review may go anywhere.
+        wait_for(lambda: _idle(schedule), "every review thread free", 30, 0.05)
     return ran
+
+
+def _idle(schedule: Schedule) -> bool:
+    return all(load.running == 0 for load in schedule.hosts().values())
 
 
 def _live(cluster: Cluster, names: Iterable[str]) -> None:

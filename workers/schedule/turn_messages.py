@@ -32,6 +32,8 @@ log = logging.getLogger("gitneural.turns")
 
 #: How long the live hosts are remembered by a publisher (the webhook asks per job).
 HOSTS_TTL: Final = 5.0
+#: How old a remembered load may be when it says a home host is busy.
+FRESH_ENOUGH: Final = 0.25
 
 
 class TurnPublisher:
@@ -53,12 +55,13 @@ class TurnPublisher:
         finally:
             conn.release()
 
-    def hosts(self) -> dict[str, HostLoad]:
-        """Live worker hosts, remembered for a few seconds; ``{}`` when routing is off."""
+    def hosts(self, *, newer_than: float = HOSTS_TTL) -> dict[str, HostLoad]:
+        """Live worker hosts, remembered for a few seconds (read again when what is
+        remembered is older than ``newer_than``); ``{}`` when routing is off."""
         if self._settings.embedded_broker:
             return {}  # one machine: one mirror cache
         with self._lock:
-            if time.monotonic() - self._hosts_at > HOSTS_TTL:
+            if time.monotonic() - self._hosts_at > newer_than:
                 try:
                     self._hosts = self._schedule.hosts()
                 except ScheduleError as exc:
@@ -71,12 +74,20 @@ class TurnPublisher:
         hosts = self.hosts()
         return home_host(repo, hosts) if len(hosts) > 1 else None
 
+    def _free(self, home: str) -> int:
+        load = self.hosts().get(home)
+        if load is not None and load.free == 0:
+            # What is remembered may be seconds old, and the home may have finished since:
+            # sending its turn to the shared queue then hands the review (and a clone of
+            # its repository) to another host. One more read, only when that is at stake.
+            load = self.hosts(newer_than=FRESH_ENOUGH).get(home)
+        return load.free if load is not None else 0
+
     def give(self, home: str | None, label: str, count: int = 1, **options: Any) -> None:
         """Publish ``count`` turns, to ``home``'s queue if it can start one now. Errors
         are the broker's (the caller decides what a refused publish means)."""
         queue: Any = self._settings.review_queue
-        load = self.hosts().get(home) if home else None
-        if home is not None and load is not None and load.free > 0:
+        if home is not None and self._free(home) > 0:
             queue = host_queue(self._settings, home)
         for _ in range(count):
             self._app.send_task(
