@@ -44,9 +44,3 @@ def test_the_committed_list_names_tests_that_exist(request: pytest.FixtureReques
         if test.split("::")[0] in files and not any(t.startswith(test) for t in collected)
     ]
     assert stale == []
-
-
-def test_the_modules_kept_on_one_worker_exist() -> None:
-    from tests.conftest import SHARED_SETUP
-
-    assert [module for module in SHARED_SETUP if not (ROOT / module).is_file()] == []
