@@ -117,17 +117,27 @@ def review_groups(
 ) -> GroupOutcome:
     """Converse over each group (in parallel when there are several) and merge."""
 
+    # The first error every part would meet. A pool thread whose part just failed takes
+    # the next part before the caller can cancel it: that part must not ask the model.
+    fatal: list[BaseException] = []
+
     def run(
         group: ReviewGroup, progress: Callable[[Progress], None] | None
     ) -> tuple[Submission, LoopStats]:
-        return converse(
-            client,
-            list(group.messages),  # the plan stays as planned; the copy grows
-            tools=tools,
-            budget=dataclasses.replace(budget),
-            max_completion_tokens=max_completion_tokens,
-            on_progress=progress,
-        )
+        if fatal:
+            raise fatal[0]
+        try:
+            return converse(
+                client,
+                list(group.messages),  # the plan stays as planned; the copy grows
+                tools=tools,
+                budget=dataclasses.replace(budget),
+                max_completion_tokens=max_completion_tokens,
+                on_progress=progress,
+            )
+        except _FATAL as error:
+            fatal.append(error)
+            raise
 
     if len(groups) == 1:
         submission, stats = run(groups[0], on_progress)
