@@ -2,7 +2,7 @@
 
 pre-commit clones this repository at its committed HEAD (``.pre-commit-hooks.yaml`` and
 the code as committed, not the work tree) and pip-installs it into an environment of its
-own: slow, so it happens once per test session under a session ``PRE_COMMIT_HOME``. The
+own: slow, so it happens once per test run under a shared ``PRE_COMMIT_HOME``. The
 hook process reaches the K3 stub of the test process through ``KIMI_BASE_URL``.
 """
 
@@ -27,6 +27,7 @@ from tests.support.hook import (
     stub_env,
     submit,
 )
+from tests.support.once import built_once
 from tests.support.paths import ROOT
 from tests.support.planted import ORIGINAL, PLANTED
 from tests.support.repos import commit, make_repo, stage
@@ -58,14 +59,18 @@ def _config(rev: str) -> str:
 
 @pytest.fixture(scope="session")
 def framework_env(tmp_path_factory: pytest.TempPathFactory, project_rev: str) -> dict[str, str]:
-    """An environment whose PRE_COMMIT_HOME already holds GitNeural's hook environment."""
-    tmp = tmp_path_factory.mktemp("pre-commit")
-    env = clean_env(tmp, PRE_COMMIT_HOME=str(tmp / "home"))
-    scratch = tmp / "scratch"
-    commit(make_repo(scratch), {".pre-commit-config.yaml": _config(project_rev)}, "config")
-    done = run([PRE_COMMIT, "install-hooks"], scratch, env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return env
+    """An environment whose PRE_COMMIT_HOME already holds GitNeural's hook environment
+    (installed once per run; pre-commit locks its own store, so workers may share it)."""
+
+    def install_hooks(tmp: Path) -> None:
+        env = clean_env(tmp, PRE_COMMIT_HOME=str(tmp / "home"))
+        scratch = tmp / "scratch"
+        commit(make_repo(scratch), {".pre-commit-config.yaml": _config(project_rev)}, "config")
+        done = run([PRE_COMMIT, "install-hooks"], scratch, env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    tmp = built_once(tmp_path_factory, "pre-commit", install_hooks)
+    return clean_env(tmp, PRE_COMMIT_HOME=str(tmp / "home"))
 
 
 def _repo(tmp_path: Path, rev: str, env: dict[str, str], *hook_types: str) -> Path:

@@ -31,6 +31,7 @@ import yaml
 from bot.gh.manifest import load_manifest
 from tests.support.browser import artifacts_dir, chromium
 from tests.support.containerfile import build_context, read_containerfile
+from tests.support.once import built_once
 from tests.support.paths import ROOT
 from tests.support.services import SUGGESTION, AppWorld, app_world, free_port, wait_for
 from tests.support.webhooks import encode, headers_for, http_post
@@ -48,10 +49,15 @@ QUICK = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with GitNeural installed as the container file says."""
-    root = tmp_path_factory.mktemp("newcomer")
+    """A fresh virtual environment with GitNeural installed as the container file says
+    (made once per run: both tests here use it, and xdist hands them to two workers)."""
+    root = built_once(tmp_path_factory, "newcomer", install_as_the_container_file_says)
+    return root / "venv" / "bin"
+
+
+def install_as_the_container_file_says(root: Path) -> None:
     context = build_context(root / "context")
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     bin_dir = root / "venv" / "bin"
@@ -63,7 +69,6 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
                               text=True, timeout=1200, check=False)  # fmt: skip
         assert done.returncode == 0, f"{command}:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
     assert (bin_dir / "gitneural").exists()
-    return bin_dir
 
 
 def clean_env() -> dict[str, str]:
