@@ -21,6 +21,8 @@ the test; elsewhere it is skipped with the reason (:func:`require_netns`).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import random
 import re
@@ -28,12 +30,15 @@ import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REGISTRY = Path("/run/gitneural-test-netns")
+# Beside the registry, not in it: every entry in it is read as a run's pid.
+_SWEEP_LOCK = Path("/run/gitneural-test-netns.lock")
 _NAME = re.compile(r"^gn[hbv]-?([0-9a-f]{6})")
 
 
@@ -94,8 +99,22 @@ def _live_runs() -> set[str]:
     return live
 
 
-def sweep() -> list[str]:
-    """Remove the namespaces and links of runs whose process is gone; what was removed."""
+@contextlib.contextmanager
+def sweep_lock() -> Iterator[None]:
+    """Held by every sweep. The test of the sweep holds it while it makes a crashed run's
+    leftovers, so that another xdist worker's sweep cannot remove them before its own."""
+    with open(_SWEEP_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def sweep(*, lock_held: bool = False) -> list[str]:
+    """Remove the namespaces and links of runs whose process is gone; what was removed.
+    ``lock_held``: the caller holds :func:`sweep_lock` (a flock is per open file: taking
+    it again here would wait for ourselves)."""
+    if not lock_held:
+        with sweep_lock():
+            return sweep(lock_held=True)
     live = _live_runs()
     removed: list[str] = []
     names = _ip("netns", "list", check=False).stdout.split("\n")

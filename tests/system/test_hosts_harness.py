@@ -11,7 +11,15 @@ import threading
 
 import pytest
 
-from tests.support.netns import REGISTRY, HostNetwork, NetHost, leftovers, require_netns, sweep
+from tests.support.netns import (
+    REGISTRY,
+    HostNetwork,
+    NetHost,
+    leftovers,
+    require_netns,
+    sweep,
+    sweep_lock,
+)
 
 
 def _reaches(host: NetHost, address: str, port: int) -> bool:
@@ -72,12 +80,15 @@ def test_the_sweep_removes_what_a_crashed_run_left() -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     run_id = "c0ffee"
-    REGISTRY.mkdir(parents=True, exist_ok=True)
-    (REGISTRY / run_id).write_text(str(dead.pid))
-    subprocess.run(["ip", "netns", "add", f"gnh-{run_id}-1"], check=True)
-    subprocess.run(["ip", "link", "add", f"gnb{run_id}", "type", "bridge"], check=True)
-    assert len(leftovers(run_id)) == 2
-    removed = sweep()
+    # Under the sweep's lock: a network another xdist worker opens meanwhile sweeps first
+    # and would remove these before the sweep under test (a full run saw it remove none).
+    with sweep_lock():
+        REGISTRY.mkdir(parents=True, exist_ok=True)
+        (REGISTRY / run_id).write_text(str(dead.pid))
+        subprocess.run(["ip", "netns", "add", f"gnh-{run_id}-1"], check=True)
+        subprocess.run(["ip", "link", "add", f"gnb{run_id}", "type", "bridge"], check=True)
+        assert len(leftovers(run_id)) == 2
+        removed = sweep(lock_held=True)
     assert {f"gnh-{run_id}-1", f"gnb{run_id}"} <= set(removed)
     assert leftovers(run_id) == []
     assert not (REGISTRY / run_id).exists()

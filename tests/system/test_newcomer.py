@@ -176,7 +176,8 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
             browser.find_element("id", "server").send_keys(gh.web_url)
             browser.find_element("id", "webhook").send_keys(webhook)
             browser.find_element("id", "continue").click()
-            browser.find_element("id", "register").click()
+            # The next page has the same title as the form: wait for its button instead.
+            _element(browser, "register").click()
             # GitHub's page (the fake's): the manifest's permissions, then "Create".
             _arrive(browser, "Create GitHub App")
             assert "contents: read" in browser.find_element("id", "permissions").text
@@ -222,6 +223,17 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     assert "settings from" in served.log() and str(settings) in served.log()
     [comment] = review["comments"]
     assert comment["path"] == "people.py" and SUGGESTION in comment["body"]
+
+
+def _element(browser: Any, element_id: str) -> Any:
+    """The element once the page holding it has loaded: a click returns before the
+    browser has navigated (a CI run found the form's page still showing)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with contextlib.suppress(TimeoutException):  # find_element below says what was missing
+        WebDriverWait(browser, 30).until(lambda b: b.find_elements("id", element_id))
+    return browser.find_element("id", element_id)
 
 
 def _arrive(browser: Any, title: str) -> None:
