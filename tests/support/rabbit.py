@@ -32,6 +32,11 @@ from tests.support.services import free_port, wait_for
 RABBIT_HOST, RABBIT_PORT = "127.0.0.1", 5672
 SBIN = Path("/usr/lib/rabbitmq/bin")
 CTL_TIMEOUT = 120
+PORT_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The node's listener or distribution port was bound by someone else first."""
 
 
 def _missing(message: str) -> None:
@@ -117,12 +122,9 @@ class RabbitNode:
             _missing("a RabbitMQ node of the test's own needs rabbitmq-server and root")
         self.root = root
         self.name = f"gntest{uuid.uuid4().hex[:8]}@localhost"
-        self.port, self.dist_port = free_port(), free_port()
-        self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/"
         for sub in ("mnesia", "log", "home"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         (root / "enabled_plugins").write_text("[].\n")
-        (root / "rabbitmq.conf").write_text(f"listeners.tcp.default = 127.0.0.1:{self.port}\n")
         rabbit = ["{channel_tick_interval, 500}"]
         if consumer_timeout_ms is not None:
             rabbit.append(f"{{consumer_timeout, {consumer_timeout_ms}}}")
@@ -132,8 +134,6 @@ class RabbitNode:
             "HOME": str(root / "home"),
             "RABBITMQ_NODENAME": self.name,
             "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
-            "RABBITMQ_NODE_PORT": str(self.port),
-            "RABBITMQ_DIST_PORT": str(self.dist_port),
             "RABBITMQ_MNESIA_BASE": str(root / "mnesia"),
             "RABBITMQ_LOG_BASE": str(root / "log"),
             "RABBITMQ_CONFIG_FILE": str(root / "rabbitmq"),
@@ -145,6 +145,17 @@ class RabbitNode:
             "ERL_CRASH_DUMP": str(root / "erl_crash.dump"),
         }
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started_once = False
+        self._choose_ports()
+
+    def _choose_ports(self) -> None:
+        # Free when chosen, not reserved: another test may take one before the node binds
+        # it, so a first start that finds its port taken chooses again (see start).
+        self.port, self.dist_port = free_port(), free_port()
+        self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/"
+        (self.root / "rabbitmq.conf").write_text(f"listeners.tcp.default = 127.0.0.1:{self.port}\n")
+        self.env["RABBITMQ_NODE_PORT"] = str(self.port)
+        self.env["RABBITMQ_DIST_PORT"] = str(self.dist_port)
 
     def ctl(self, *args: str) -> str:
         # The tool itself, not /usr/sbin's wrapper: that one runs it as the rabbitmq user,
@@ -155,18 +166,66 @@ class RabbitNode:
         return queue_depths(self.url, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
 
     def start(self) -> RabbitNode:
-        with (self.root / "server.log").open("ab") as out:
-            self.proc = subprocess.Popen(
-                [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out, cwd=self.root,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+        """Start the node and wait until it takes connections. A first start whose port
+        another process took in the meantime tries again on new ports (a CI run saw the
+        node die at once with ``dist_port_already_used``); a restart keeps its ports, since
+        the test holds the URL."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            with (self.root / "server.log").open("ab") as out:
+                self.proc = subprocess.Popen(
+                    [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out, cwd=self.root,
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )  # fmt: skip
+            try:
+                self._wait_up()
+            except _PortTaken as taken:
+                self._kill()
+                if self.started_once or attempt == PORT_ATTEMPTS:
+                    raise AssertionError(f"RabbitMQ node {self.name}: {taken}") from None
+                self._choose_ports()
+                continue
+            except BaseException:
+                self._kill()  # a node that failed to come up must not outlive the test
+                raise
+            self.started_once = True
+            return self
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _wait_up(self) -> None:
+        """``rabbitmqctl wait`` for the pid file and the boot, while watching the server: a
+        node that exits at once must not cost the wait's whole two minutes."""
+        assert self.proc is not None
+        tool = str(SBIN / "rabbitmqctl")
+        waiter = subprocess.Popen(
+            [tool, "-n", self.name, "wait", str(self.root / "pid"), "--timeout", str(CTL_TIMEOUT)],
+            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
         try:
-            self.ctl("wait", str(self.root / "pid"), "--timeout", "120")
-            wait_for(self._listening, f"RabbitMQ node {self.name} on port {self.port}", 60)
-        except BaseException:
-            self._kill()  # a node that failed to come up must not outlive the test
-            raise
-        return self
+            deadline = time.monotonic() + CTL_TIMEOUT + 10
+            while waiter.poll() is None:
+                if self.proc.poll() is not None:
+                    log = self._log_tail()
+                    if "already_used" in log or "eaddrinuse" in log:
+                        raise _PortTaken(f"a port was taken before the node bound it: {log}")
+                    raise AssertionError(
+                        f"RabbitMQ node {self.name} exited ({self.proc.returncode}) before "
+                        f"it was up: {log}"
+                    )
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"RabbitMQ node {self.name} not up in {CTL_TIMEOUT} s")
+                time.sleep(0.2)
+        finally:
+            if waiter.poll() is None:
+                waiter.kill()
+            _, err = waiter.communicate()
+        if waiter.returncode != 0:
+            raise AssertionError(f"rabbitmqctl wait failed: {err.strip()[-500:]}")
+        wait_for(self._listening, f"RabbitMQ node {self.name} on port {self.port}", 60)
+
+    def _log_tail(self) -> str:
+        path = self.root / "server.log"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return " ".join(text[-600:].split())
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
