@@ -18,7 +18,13 @@ import re
 from html.parser import HTMLParser
 
 import cmarkgfm
-from cmarkgfm.cmark import Options
+from cmarkgfm.cmark import Options, core_extensions_ensure_registered
+
+# cmark-gfm registers its extensions on the first render, unlocked, and the binding lets go
+# of the GIL: two threads rendering first at once both register, and the second aborts the
+# whole process ("flag initialization error in cmark_register_node_flag"; a threaded
+# worker died so). Done here, under the import lock, it is done once.
+core_extensions_ensure_registered()
 
 #: Elements cmark-gfm produces from markdown (tables, task lists, footnotes included).
 _MARKDOWN_ELEMENTS = frozenset(
