@@ -213,7 +213,9 @@ LATE = 5.0
 def test_an_answer_after_the_time_budget_fails_the_review_once(tmp_path: Path, late: Reply) -> None:
     """Out of time is reported once, not retried: the same review would run out again."""
     with job_world(tmp_path) as w:
-        w.ctx.review_seconds = 0.6
+        # Well under LATE, and long enough for the request to reach the model on a loaded
+        # machine (a full run saw 0.6 s run out before the request was sent).
+        w.ctx.review_seconds = 2.0
         w.stub.push(late, good())
         result = run(w)
         ended = time.monotonic()
