@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import kombu
@@ -161,3 +162,36 @@ def test_concurrent_consumers_get_each_message_once(tmp_path: Path) -> None:
     flat = [b for batch in got for b in batch]
     assert sorted(flat) == sorted(bodies)
     assert rows(db) == []
+
+
+DECLARE_AT_ONCE = """
+import sys, time
+from tests.workers.test_workers_broker import connect
+from pathlib import Path
+start = float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+with connect(Path(sys.argv[1])) as conn:
+    for n in range(8):
+        q = conn.SimpleQueue(f"new-{n}")
+        q.put("hello")
+        q.close()
+"""
+
+
+def test_processes_declaring_a_new_queue_at_once_all_go_on(tmp_path: Path) -> None:
+    # kombu guards a queue's creation against threads, not processes: the second insert
+    # met UNIQUE and a worker died at start. Four processes declare eight new queues at
+    # the same instant.
+    db = tmp_path / "broker.sqlite3"
+    put(db, "tables made")
+    start = f"{time.time() + 3.0}"
+    command = [sys.executable, "-c", DECLARE_AT_ONCE, str(db), start]
+    procs = [
+        subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True) for _ in range(4)
+    ]
+    errors = [p.communicate(timeout=60)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [e[-300:] for e in errors]
+    with sqlite3.connect(db) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM kombu_queue")]
+    assert sorted(names) == sorted(["jobs"] + [f"new-{n}" for n in range(8)])
+    assert len(rows(db)) == 1 + 4 * 8

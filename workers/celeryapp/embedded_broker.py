@@ -34,7 +34,7 @@ from kombu.transport.sqlalchemy.models import metadata
 from kombu.utils.encoding import bytes_to_str
 from sqlalchemy import create_engine, event, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import sessionmaker
 
 from workers.state.sqlite import BUSY_SECONDS, use_wal
@@ -110,11 +110,21 @@ class Channel(kombu_sqla.Channel):
 
     # -- consuming ------------------------------------------------------------------------
 
+    def _get_or_create(self, queue: str) -> Any:
+        # kombu guards the creation of a queue's row against other threads, not other
+        # processes: two workers (or a worker and the webhook) declaring a new queue at
+        # once both insert it, and the second met UNIQUE and died at start (a full run).
+        try:
+            return super()._get_or_create(queue)  # type: ignore[misc]
+        except IntegrityError:
+            self.session.rollback()
+            return self.session.query(self.queue_cls).filter(self.queue_cls.name == queue).one()
+
     def _queue_id(self, queue: str) -> int:
         # Queue rows are never deleted: look each up (or create it) once per channel.
         qid = self._queue_ids.get(queue)
         if qid is None:
-            qid = self._queue_ids[queue] = int(self._get_or_create(queue).id)  # type: ignore[attr-defined]
+            qid = self._queue_ids[queue] = int(self._get_or_create(queue).id)
         return qid
 
     def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
