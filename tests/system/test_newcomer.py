@@ -21,7 +21,7 @@ import stat
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -225,23 +225,25 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     assert comment["path"] == "people.py" and SUGGESTION in comment["body"]
 
 
-def _element(browser: Any, element_id: str) -> Any:
-    """The element once the page holding it has loaded: a click returns before the
-    browser has navigated (a CI run found the form's page still showing)."""
+def _settle(browser: Any, loaded: Callable[[Any], object]) -> None:
+    """Wait (up to 30 s) until ``loaded(browser)``: a click returns before the browser has
+    navigated, so reading the next page at once races the form's submission. The caller's
+    own check afterwards says what was missing."""
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    with contextlib.suppress(TimeoutException):  # find_element below says what was missing
-        WebDriverWait(browser, 30).until(lambda b: b.find_elements("id", element_id))
+    with contextlib.suppress(TimeoutException):
+        WebDriverWait(browser, 30).until(loaded)
+
+
+def _element(browser: Any, element_id: str) -> Any:
+    """The element once the page holding it has loaded (a CI run found the form's page
+    still showing)."""
+    _settle(browser, lambda b: b.find_elements("id", element_id))
     return browser.find_element("id", element_id)
 
 
 def _arrive(browser: Any, title: str) -> None:
-    """Wait for the page a click submits to load: a click returns before the browser has
-    navigated, so reading the title at once races the form's submission."""
-    from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    with contextlib.suppress(TimeoutException):  # the assertion below says what came
-        WebDriverWait(browser, 30).until(lambda b: b.title == title)
+    """Wait for the page titled ``title``."""
+    _settle(browser, lambda b: b.title == title)
     assert browser.title == title
