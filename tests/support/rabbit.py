@@ -31,6 +31,9 @@ from tests.support.services import free_port, wait_for
 
 RABBIT_HOST, RABBIT_PORT = "127.0.0.1", 5672
 SBIN = Path("/usr/lib/rabbitmq/bin")
+#: The tool itself, not /usr/sbin's wrapper: that one runs it as the rabbitmq user, who
+#: may not read a test node's files (they are root's, under the test's tmp).
+NODE_CTL = str(SBIN / "rabbitmqctl")
 CTL_TIMEOUT = 120
 PORT_ATTEMPTS = 3
 
@@ -46,9 +49,7 @@ def _missing(message: str) -> None:
 
 
 def rabbitmqctl() -> str:
-    found = shutil.which("rabbitmqctl") or (
-        str(SBIN / "rabbitmqctl") if (SBIN / "rabbitmqctl").exists() else None
-    )
+    found = shutil.which("rabbitmqctl") or (NODE_CTL if Path(NODE_CTL).exists() else None)
     if found is None:
         _missing("rabbitmqctl is not installed: `apt-get install rabbitmq-server` (as root)")
     assert found is not None
@@ -158,12 +159,10 @@ class RabbitNode:
         self.env["RABBITMQ_DIST_PORT"] = str(self.dist_port)
 
     def ctl(self, *args: str) -> str:
-        # The tool itself, not /usr/sbin's wrapper: that one runs it as the rabbitmq user,
-        # who may not read this node's files (they are root's, under the test's tmp).
-        return ctl(*args, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
+        return ctl(*args, node=self.name, env=self.env, tool=NODE_CTL)
 
     def queue_depths(self) -> dict[str, tuple[int, int, bool]]:
-        return queue_depths(self.url, node=self.name, env=self.env, tool=str(SBIN / "rabbitmqctl"))
+        return queue_depths(self.url, node=self.name, env=self.env, tool=NODE_CTL)
 
     def start(self) -> RabbitNode:
         """Start the node and wait until it takes connections. A first start whose port
@@ -195,10 +194,10 @@ class RabbitNode:
         """``rabbitmqctl wait`` for the pid file and the boot, while watching the server: a
         node that exits at once must not cost the wait's whole two minutes."""
         assert self.proc is not None
-        tool = str(SBIN / "rabbitmqctl")
+        wait = ["wait", str(self.root / "pid"), "--timeout", str(CTL_TIMEOUT)]
         waiter = subprocess.Popen(
-            [tool, "-n", self.name, "wait", str(self.root / "pid"), "--timeout", str(CTL_TIMEOUT)],
-            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [NODE_CTL, "-n", self.name, *wait], env=self.env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
             deadline = time.monotonic() + CTL_TIMEOUT + 10
