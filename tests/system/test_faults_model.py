@@ -202,7 +202,7 @@ def test_reasoning_leaked_into_content_is_still_parsed(tmp_path: Path) -> None:
 
 
 #: Seconds the late answer takes from its request's arrival at the stub.
-LATE = 5.0
+LATE = 30.0
 
 
 @pytest.mark.parametrize(
@@ -214,8 +214,9 @@ def test_an_answer_after_the_time_budget_fails_the_review_once(tmp_path: Path, l
     """Out of time is reported once, not retried: the same review would run out again."""
     with job_world(tmp_path) as w:
         # Well under LATE, and long enough for the request to reach the model on a loaded
-        # machine (a full run saw 0.6 s run out before the request was sent).
-        w.ctx.review_seconds = 2.0
+        # machine (full runs saw 0.6 s, and on a slower machine 2 s, run out before the
+        # request was sent). The stub's stop ends the late reply's wait at once.
+        w.ctx.review_seconds = 8.0
         w.stub.push(late, good())
         result = run(w)
         ended = time.monotonic()

@@ -147,6 +147,40 @@ def test_a_newer_head_supersedes_the_queued_older_job(deployment: Deployment) ->
     assert review["commit_id"] == new_head
 
 
+def test_deliveries_out_of_order_still_review_the_newest_head(deployment: Deployment) -> None:
+    """GitHub does not deliver in order: the newer head's ``synchronize`` can be queued
+    before the older head's. The older head's job, the last submitted, reviews the PR's
+    head; the newer head's job, superseded by that submission, posts nothing. (A burst
+    run met this: a PR whose newest head was never reviewed.)"""
+    w = deployment.world
+    number = w.new_pull()
+    key = pr_key(REPO, number)
+    assert deployment.state.acquire(key, "test-holds-the-pr", 60)
+    try:
+        old = deployment.job(number, "synchronize")
+        new_head = w.push(number, {"calc.py": "def half(n):\n    return n / 2\n"})
+        new = deployment.job(number, "synchronize")
+        assert new.head_sha == new_head != old.head_sha
+        deployment.queue.submit(new)
+        deployment.queue.submit(old)  # the older head's delivery arrives last
+        deployment.worker.wait_log(f"delivery={old.delivery_id} ", timeout=30)  # it waits
+    finally:
+        deployment.state.release(key, "test-holds-the-pr")
+    [(new_status, _, new_detail)] = deployment.outcomes(new.delivery_id)
+    assert (new_status, new_detail) == ("superseded", "'a newer head of the PR was queued'")
+    [(old_status, _, _)] = deployment.outcomes(old.delivery_id)
+    assert old_status == "posted"
+    [review] = w.reviews(number)
+    assert review["commit_id"] == new_head
+    # The newest head's event sent again (a new delivery id) finds that review: no second.
+    again = deployment.job(number, "synchronize", delivery_id=f"{deployment.kind}-again")
+    assert again.head_sha == new_head
+    deployment.queue.submit(again)
+    [(again_status, _, again_detail)] = deployment.outcomes(again.delivery_id)
+    assert (again_status, again_detail) == ("posted", "'already posted'")
+    assert len(w.reviews(number)) == 1
+
+
 def test_two_jobs_for_one_pr_never_run_at_once(deployment: Deployment) -> None:
     w = deployment.world
     w.think = 1.5

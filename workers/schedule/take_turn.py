@@ -6,12 +6,13 @@ as before the schedule existed:
 
 1. it ends ``superseded`` if a newer head of the PR was queued after it;
 2. it takes the PR's lock, or waits ``lock_retry_delay`` in the schedule (not a fault);
-3. it runs :func:`bot.usecases.review.run.run_review_job` with ``still_current`` (no newer head
-   queued) and its ``fence`` (claim and lock still this run's, asked of the store at the
-   moment of each write to GitHub: :mod:`workers.state.fencing`), under the soft and hard
-   time limits; a
-   ``/review`` makes sure of its ``eyes`` reaction first; a job put back in line after
-   its worker stopped (``resume``) carries on the check run that worker left;
+3. it runs :func:`bot.usecases.review.run.run_review_job` with ``still_current`` (no newer
+   head queued; a job it calls current whose head GitHub has moved past reviews the PR's
+   head: deliveries come out of order) and its ``fence`` (claim and lock still this
+   run's, asked of the store at the moment of each write to GitHub:
+   :mod:`workers.state.fencing`), under the soft and hard time limits; a ``/review``
+   makes sure of its ``eyes`` reaction first; a job put back in line after its worker
+   stopped (``resume``) carries on the check run that worker left;
 4. a transient fault waits in the schedule with exponential backoff and jitter, at
    least the ``retry_after`` GitHub or the model asked for; after ``max_retries`` faults,
    or at the soft time limit, the outcome is ``failed`` (the runner completes the check).
@@ -243,6 +244,9 @@ def _run_locked(
                 # cut off from GitHub before it could pause it.
                 redelivered=claim.entry.resume or claim.entry.faults > 0,
                 fence=fence,
+                # The PR's head record sees every submission: a job it calls current
+                # whose head GitHub moved past reviews the PR's head.
+                adopt_moved_head=True,
             )
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):

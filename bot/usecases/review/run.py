@@ -12,7 +12,10 @@ the PR says it closes; the token is minted once an hour):
 0. a ``/review`` comment: the commenter's permission (1, kept ten minutes by the
    process) — without write access: ``skipped``, with nothing posted (a read-only
    MEMBER or COLLABORATOR is treated as NONE is by the webhook);
-1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``;
+1. read the PR (1) — closed: ``gone``; a newer head than the job's: ``superseded``,
+   unless the entrance's queue knows of no later submission naming a head
+   (``adopt_moved_head``): the deliveries came out of order, and this job reviews the
+   PR's head, since the job of that head was superseded by this one;
 2. read the PR's reviews (1 per 100) — this job's review, or one for this head by an
    automatic trigger, already there: ``posted``/``nothing-new``, nothing is repeated;
 3. fetch base, head and default branch into the mirror by git; settings from the
@@ -115,6 +118,7 @@ def run_review_job(
     still_current: Callable[[str], bool] = lambda head_sha: True,
     redelivered: bool = False,
     fence: Callable[[], None] = unfenced,
+    adopt_moved_head: bool = False,
 ) -> JobOutcome:
     """Review ``job``'s pull request and post the result.
 
@@ -122,11 +126,14 @@ def run_review_job(
     run it left in progress is carried on rather than a second one started. ``fence``
     raises :class:`FencedError` when this run may no longer write to GitHub (another run
     may hold the job); it is asked right before every write of the run's result.
+    ``adopt_moved_head``: ``still_current`` answers from a queue's record of every
+    submission (the App's workers), so a job whose head GitHub has moved past, and that
+    no later submission names another head than, reviews the PR's head itself.
     """
     if ctx.store is None:
         # Said before any request: the review's memory needs the store (its extra).
         require("store", "a review posted on a pull request")
-    run = _JobRun(job, ctx, still_current, redelivered, fence)
+    run = _JobRun(job, ctx, still_current, redelivered, fence, adopt_moved_head)
     try:
         outcome = run.run()
     except FencedError as exc:
@@ -159,8 +166,10 @@ class _JobRun:
         still_current: Callable[[str], bool],
         redelivered: bool = False,
         fence: Callable[[], None] = unfenced,
+        adopt_moved_head: bool = False,
     ) -> None:
         self.job, self.ctx, self.still_current, self.fence = job, ctx, still_current, fence
+        self.adopt_moved_head = adopt_moved_head
         self.gh = ctx.github(job.installation_id)
         self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
         self.pull: PullInfo | None = None
@@ -187,7 +196,13 @@ class _JobRun:
         if pull is None or not pull.open:
             return JobOutcome("gone", detail="the pull request is closed or gone")
         if job.head_sha is not None and job.head_sha != pull.head_sha:
-            return JobOutcome("superseded", detail=f"the head is now {pull.head_sha[:12]}")
+            if not (self.adopt_moved_head and self.still_current(job.head_sha)):
+                return JobOutcome("superseded", detail=f"the head is now {pull.head_sha[:12]}")
+            # GitHub does not deliver in order: the newer head's delivery came first, so
+            # this job's submission superseded that head's job, and no queued job will
+            # review the PR's head unless this one does (a later delivery of that head
+            # finds the review posted: ``_already_done``).
+            log.info("%s: reviews %s, the PR's head", self.name, pull.head_sha[:12])
         self.pull = pull
         self.earlier = self._reviews()
         done = self._already_done(pull.head_sha)
