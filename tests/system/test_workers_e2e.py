@@ -123,28 +123,39 @@ def test_review_command_gets_eyes_first_then_a_review(deployment: Deployment) ->
     assert len(w.reviews(number)) == 1
 
 
-def test_a_newer_head_supersedes_the_queued_older_job(deployment: Deployment) -> None:
+def _two_heads_queued(
+    deployment: Deployment, first: str, *order: str
+) -> tuple[int, ReviewJob, ReviewJob]:
+    """A new PR, held by the test so that no job of it runs before both are queued: a job
+    of its first head (``first`` its trigger) and, after a push, one of the second,
+    submitted in ``order`` ("old", "new"); the worker has taken the last one when the
+    hold ends."""
     w = deployment.world
     number = w.new_pull()
     key = pr_key(REPO, number)
-    # Hold the PR, so both jobs are queued before either can run.
     assert deployment.state.acquire(key, "test-holds-the-pr", 60)
     try:
-        old = deployment.job(number, "opened")
-        deployment.queue.submit(old)
+        old = deployment.job(number, first)
         new_head = w.push(number, {"calc.py": "def half(n):\n    return n / 2\n"})
         new = deployment.job(number, "synchronize")
         assert new.head_sha == new_head != old.head_sha
-        deployment.queue.submit(new)
-        deployment.worker.wait_log(f"delivery={new.delivery_id} ", timeout=30)  # it waits
+        jobs = {"old": old, "new": new}
+        for name in order:
+            deployment.queue.submit(jobs[name])
+        deployment.worker.wait_log(f"delivery={jobs[order[-1]].delivery_id} ", timeout=30)
     finally:
         deployment.state.release(key, "test-holds-the-pr")
+    return number, old, new
+
+
+def test_a_newer_head_supersedes_the_queued_older_job(deployment: Deployment) -> None:
+    number, old, new = _two_heads_queued(deployment, "opened", "old", "new")
     [(old_status, _, old_detail)] = deployment.outcomes(old.delivery_id)
     assert (old_status, old_detail) == ("superseded", "'a newer head of the PR was queued'")
     [(new_status, _, _)] = deployment.outcomes(new.delivery_id)
     assert new_status == "posted"
-    [review] = w.reviews(number)
-    assert review["commit_id"] == new_head
+    [review] = deployment.world.reviews(number)
+    assert review["commit_id"] == new.head_sha
 
 
 def test_deliveries_out_of_order_still_review_the_newest_head(deployment: Deployment) -> None:
@@ -152,33 +163,20 @@ def test_deliveries_out_of_order_still_review_the_newest_head(deployment: Deploy
     before the older head's. The older head's job, the last submitted, reviews the PR's
     head; the newer head's job, superseded by that submission, posts nothing. (A burst
     run met this: a PR whose newest head was never reviewed.)"""
-    w = deployment.world
-    number = w.new_pull()
-    key = pr_key(REPO, number)
-    assert deployment.state.acquire(key, "test-holds-the-pr", 60)
-    try:
-        old = deployment.job(number, "synchronize")
-        new_head = w.push(number, {"calc.py": "def half(n):\n    return n / 2\n"})
-        new = deployment.job(number, "synchronize")
-        assert new.head_sha == new_head != old.head_sha
-        deployment.queue.submit(new)
-        deployment.queue.submit(old)  # the older head's delivery arrives last
-        deployment.worker.wait_log(f"delivery={old.delivery_id} ", timeout=30)  # it waits
-    finally:
-        deployment.state.release(key, "test-holds-the-pr")
+    number, old, new = _two_heads_queued(deployment, "synchronize", "new", "old")
     [(new_status, _, new_detail)] = deployment.outcomes(new.delivery_id)
     assert (new_status, new_detail) == ("superseded", "'a newer head of the PR was queued'")
     [(old_status, _, _)] = deployment.outcomes(old.delivery_id)
     assert old_status == "posted"
-    [review] = w.reviews(number)
-    assert review["commit_id"] == new_head
+    [review] = deployment.world.reviews(number)
+    assert review["commit_id"] == new.head_sha
     # The newest head's event sent again (a new delivery id) finds that review: no second.
     again = deployment.job(number, "synchronize", delivery_id=f"{deployment.kind}-again")
-    assert again.head_sha == new_head
+    assert again.head_sha == new.head_sha
     deployment.queue.submit(again)
     [(again_status, _, again_detail)] = deployment.outcomes(again.delivery_id)
     assert (again_status, again_detail) == ("posted", "'already posted'")
-    assert len(w.reviews(number)) == 1
+    assert len(deployment.world.reviews(number)) == 1
 
 
 def test_two_jobs_for_one_pr_never_run_at_once(deployment: Deployment) -> None:
