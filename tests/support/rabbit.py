@@ -196,9 +196,12 @@ class RabbitNode:
         assert self.proc is not None
         wait = ["wait", str(self.root / "pid"), "--timeout", str(CTL_TIMEOUT)]
         waiter = subprocess.Popen(
-            [NODE_CTL, "-n", self.name, *wait], env=self.env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [NODE_CTL, "-n", self.name, *wait],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + CTL_TIMEOUT + 10
             while waiter.poll() is None:
