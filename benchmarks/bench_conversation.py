@@ -85,8 +85,9 @@ def run(quick: bool = False) -> list[Row]:
         root = Path(tmp)
         with app_world(root) as world:
             world.think = REVIEW_THINK_S
-            env = world.env(root / "data", GITNEURAL_GITHUB_PACING="false",
-                            GITNEURAL_SHUTDOWN_GRACE="1")  # fmt: skip
+            env = world.env(
+                root / "data", GITNEURAL_GITHUB_PACING="false", GITNEURAL_SHUTDOWN_GRACE="1"
+            )
             del env["GITNEURAL_BOT_LOGIN"]  # learnt from GET /app, as deployed
             proc, address = start_serve(env, root / "serve.log")
             try:

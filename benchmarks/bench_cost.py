@@ -167,29 +167,49 @@ def measure(count: int) -> Cost:
 def _cache_rows(where: str, name: str, r: Review, limit: PrefixLimit) -> list[Row]:
     ratio = r.cached_tokens / limit.tokens if limit.tokens else 0.0
     return [
-        row(f"{where}: {name}: prompt from cache",
-            round(100 * r.cached_share, 1), f"% of {r.prompt_tokens:,} tokens"),
-        row(f"{where}: {name}: limit (prompt before the first change)",
-            round(100 * limit.share, 1), "%", "nothing changed before the pushed file",
-            limit.first_change_in_pushed_file),
-        row(f"{where}: {name}: cached / limit",
-            round(100 * ratio, 1), "%", f">= {CACHE_BUDGET:.0%}", ratio >= CACHE_BUDGET),
-    ]  # fmt: skip
+        row(
+            f"{where}: {name}: prompt from cache",
+            round(100 * r.cached_share, 1),
+            f"% of {r.prompt_tokens:,} tokens",
+        ),
+        row(
+            f"{where}: {name}: limit (prompt before the first change)",
+            round(100 * limit.share, 1),
+            "%",
+            "nothing changed before the pushed file",
+            limit.first_change_in_pushed_file,
+        ),
+        row(
+            f"{where}: {name}: cached / limit",
+            round(100 * ratio, 1),
+            "%",
+            f">= {CACHE_BUDGET:.0%}",
+            ratio >= CACHE_BUDGET,
+        ),
+    ]
 
 
 def _rows(c: Cost) -> list[Row]:
     where = f"cost, {c.files}-file PR"
     rows = [
         row(f"{where}: prompt tokens, first review", c.first.prompt_tokens, "tokens"),
-        row(f"{where}: GitHub API calls per review", c.first.api_calls, "",
-            f"<= {CALLS_BUDGET}", c.first.api_calls <= CALLS_BUDGET),
-    ]  # fmt: skip
+        row(
+            f"{where}: GitHub API calls per review",
+            c.first.api_calls,
+            "",
+            f"<= {CALLS_BUDGET}",
+            c.first.api_calls <= CALLS_BUDGET,
+        ),
+    ]
     scenarios = (
         ("re-review after a 1-line push", c.full_again, c.resync),
         ("/review full, same line pushed again", c.full_first, c.full_again),
-        (f"/review full, 1st push (file {c.place + 1} of {c.files} by path)",
-         c.first, c.full_first),
-    )  # fmt: skip
+        (
+            f"/review full, 1st push (file {c.place + 1} of {c.files} by path)",
+            c.first,
+            c.full_first,
+        ),
+    )
     for name, previous, r in scenarios:
         limit = prefix_limit(previous.prompts, r.prompts, c.pushed)
         rows += _cache_rows(where, name, r, limit)

@@ -39,8 +39,14 @@ def _usage_rows(root: Path, count: int) -> list[Row]:
     times = []
     for i in range(count):
         started = time.perf_counter()
-        record_usage(store, installation_id=1, repo="octo/app", pr_number=i % 5, kind="review",
-                     usage=Usage(12_000, 800, 9_000, 1))  # fmt: skip
+        record_usage(
+            store,
+            installation_id=1,
+            repo="octo/app",
+            pr_number=i % 5,
+            kind="review",
+            usage=Usage(12_000, 800, 9_000, 1),
+        )
         times.append((time.perf_counter() - started) * 1000)
     store.close()
     times.sort()
@@ -56,8 +62,9 @@ def _scrape_rows(root: Path, rounds: int) -> list[Row]:
     from prometheus_client.mmap_dict import MmapedDict, mmap_key
     from prometheus_client.multiprocess import MultiProcessCollector
 
-    series = [("gitneural_jobs_total", {"kind": k, "outcome": o}) for k in JOB_KINDS
-              for o in JOB_OUTCOMES]  # fmt: skip
+    series = [
+        ("gitneural_jobs_total", {"kind": k, "outcome": o}) for k in JOB_KINDS for o in JOB_OUTCOMES
+    ]
     series += [("gitneural_model_tokens_total", {"kind": k}) for k in ("prompt", "cached")]
     series += [("gitneural_github_requests_total", {"status": s}) for s in ("200", "201", "502")]
     for pid in range(PROCESSES):
@@ -77,8 +84,15 @@ def _scrape_rows(root: Path, rounds: int) -> list[Row]:
         times.append((time.perf_counter() - started) * 1000)
     assert b"gitneural_jobs_total" in text
     p50 = statistics.median(times)
-    return [row(f"scrape: {PROCESSES} processes summed and rendered, median", round(p50, 2), "ms",
-                "< 100 ms", p50 < 100)]  # fmt: skip
+    return [
+        row(
+            f"scrape: {PROCESSES} processes summed and rendered, median",
+            round(p50, 2),
+            "ms",
+            "< 100 ms",
+            p50 < 100,
+        )
+    ]
 
 
 def _mirror_rows(root: Path, count: int) -> list[Row]:
@@ -97,8 +111,15 @@ def _mirror_rows(root: Path, count: int) -> list[Row]:
         assert enforce_cap(root, None) == total
         times.append((time.perf_counter() - started) * 1000)
     p50 = statistics.median(times)
-    return [row(f"mirror cap: walk of {count} mirrors, median", round(p50, 2), "ms", "< 100 ms",
-                p50 < 100)]  # fmt: skip
+    return [
+        row(
+            f"mirror cap: walk of {count} mirrors, median",
+            round(p50, 2),
+            "ms",
+            "< 100 ms",
+            p50 < 100,
+        )
+    ]
 
 
 def run(quick: bool = False) -> list[Row]:

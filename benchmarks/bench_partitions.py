@@ -50,11 +50,21 @@ def _rows(label: str, what: str, r: Partition) -> list[Row]:
     final = [c for c in r.checks if c["output"]["title"] != "GitNeural will try again"]
     duplicates = max(0, len(r.reviews) - 1) + max(0, len(final) - 1)
     return [
-        row(f"partition, {label}, {what}: cut → review posted", r.seconds, "s",
-            f"< {WITHIN_S:g} s", r.seconds < WITHIN_S),
-        row(f"partition, {label}, {what}: duplicate reviews and conclusions", duplicates, "",
-            "0", duplicates == 0 and len(r.reviews) == 1),
-    ]  # fmt: skip
+        row(
+            f"partition, {label}, {what}: cut → review posted",
+            r.seconds,
+            "s",
+            f"< {WITHIN_S:g} s",
+            r.seconds < WITHIN_S,
+        ),
+        row(
+            f"partition, {label}, {what}: duplicate reviews and conclusions",
+            duplicates,
+            "",
+            "0",
+            duplicates == 0 and len(r.reviews) == 1,
+        ),
+    ]
 
 
 def run(quick: bool = False) -> list[Row]:

@@ -62,11 +62,21 @@ def run(quick: bool = False) -> list[Row]:
                 r = kill_mid_review(kind, world, root / "run", **extra)
             one = len(r.reviews) == 1 and len(r.checks_after) == 1
             rows += [
-                row(f"recovery after SIGKILL mid-review, {label} ({lease}): kill → review posted",
-                    r.seconds, "s", f"< {WITHIN_S:g} s", r.seconds < WITHIN_S),
-                row(f"recovery, {label}: reviews posted, check runs", f"{len(r.reviews)}, "
-                    f"{len(r.checks_after)}", "", "1, 1 (carried on)", one),
-            ]  # fmt: skip
+                row(
+                    f"recovery after SIGKILL mid-review, {label} ({lease}): kill → review posted",
+                    r.seconds,
+                    "s",
+                    f"< {WITHIN_S:g} s",
+                    r.seconds < WITHIN_S,
+                ),
+                row(
+                    f"recovery, {label}: reviews posted, check runs",
+                    f"{len(r.reviews)}, {len(r.checks_after)}",
+                    "",
+                    "1, 1 (carried on)",
+                    one,
+                ),
+            ]
     return rows
 
 

@@ -43,8 +43,15 @@ def doctor(world: AppWorld, tmp: Path, **changes: str | None) -> Doctor:
             env.pop(name, None)
         else:
             env[name] = value
-    done = subprocess.run([*GITNEURAL, "doctor"], env=env, cwd=tmp, capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [*GITNEURAL, "doctor"],
+        env=env,
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return Doctor(done.returncode, done.stdout)
 
@@ -52,8 +59,17 @@ def doctor(world: AppWorld, tmp: Path, **changes: str | None) -> Doctor:
 def test_every_check_passes_when_all_is_well(world: AppWorld, tmp_path: Path) -> None:
     result = doctor(world, tmp_path)
     assert result.code == 0, result.out
-    for check in ("settings", "model key", "model", "GitHub App", "installations",
-                  "webhook secret", "broker", "state store", "store"):  # fmt: skip
+    for check in (
+        "settings",
+        "model key",
+        "model",
+        "GitHub App",
+        "installations",
+        "webhook secret",
+        "broker",
+        "state store",
+        "store",
+    ):
         assert result.row(check)[0] == "ok", result.out
     assert "gitneural (id " in result.row("GitHub App")[1]
     assert result.out.rstrip().endswith("every check passed")
@@ -70,36 +86,100 @@ def _closed_port_url(template: str) -> str:
 
 #: (id, the row that fails, what its detail says, what its fix says, the changes)
 CASES: list[tuple[str, str, str, str, Callable[[], dict[str, str | None]]]] = [
-    ("bad setting", "settings", "GITNEURAL_WORKER_CONCURRENCY must be a whole number",
-     "set it in the environment", lambda: {"GITNEURAL_WORKER_CONCURRENCY": "many"}),
-    ("no model key", "model key", "KIMI_API_KEY is not set", "set KIMI_API_KEY",
-     lambda: {"KIMI_API_KEY": None}),
-    ("model key rejected", "model", "rejected", "KIMI_API_KEY to a valid key",
-     lambda: {"KIMI_API_KEY": "sk-not-the-stub-key"}),
-    ("model server unreachable", "model", "cannot reach", "check KIMI_BASE_URL",
-     lambda: {"KIMI_BASE_URL": _closed_port_url("http://127.0.0.1:{port}/v1")}),
-    ("unknown model", "model", "kimi-k9", "check GITNEURAL_MODEL",
-     lambda: {"GITNEURAL_MODEL": "kimi-k9"}),
-    ("App key does not match", "GitHub App", "HTTP 401", "download a new key",
-     lambda: {"GITHUB_PRIVATE_KEY": _another_key()}),
-    ("no App id", "GitHub App", "GITHUB_APP_ID is not set", "gitneural setup",
-     lambda: {"GITHUB_APP_ID": None}),
-    ("no webhook secret", "webhook secret", "GITHUB_WEBHOOK_SECRET is not set",
-     "gitneural setup writes it", lambda: {"GITHUB_WEBHOOK_SECRET": None}),
-    ("short webhook secret", "webhook secret", "shorter than 16", "long random secret",
-     lambda: {"GITHUB_WEBHOOK_SECRET": "short"}),
-    ("broker down", "broker", "redis://127.0.0.1", "start the broker",
-     lambda: {"GITNEURAL_BROKER_URL": _closed_port_url("redis://127.0.0.1:{port}/0")}),
-    ("state store down", "state store", "does not answer", "start Redis",
-     lambda: {"GITNEURAL_STATE_URL": _closed_port_url("redis://127.0.0.1:{port}/0")}),
-    ("store down", "store", "127.0.0.1", "start the database",
-     lambda: {"GITNEURAL_DATABASE_URL":
-              _closed_port_url("postgresql+psycopg://gitneural@127.0.0.1:{port}/gitneural")}),
-]  # fmt: skip
+    (
+        "bad setting",
+        "settings",
+        "GITNEURAL_WORKER_CONCURRENCY must be a whole number",
+        "set it in the environment",
+        lambda: {"GITNEURAL_WORKER_CONCURRENCY": "many"},
+    ),
+    (
+        "no model key",
+        "model key",
+        "KIMI_API_KEY is not set",
+        "set KIMI_API_KEY",
+        lambda: {"KIMI_API_KEY": None},
+    ),
+    (
+        "model key rejected",
+        "model",
+        "rejected",
+        "KIMI_API_KEY to a valid key",
+        lambda: {"KIMI_API_KEY": "sk-not-the-stub-key"},
+    ),
+    (
+        "model server unreachable",
+        "model",
+        "cannot reach",
+        "check KIMI_BASE_URL",
+        lambda: {"KIMI_BASE_URL": _closed_port_url("http://127.0.0.1:{port}/v1")},
+    ),
+    (
+        "unknown model",
+        "model",
+        "kimi-k9",
+        "check GITNEURAL_MODEL",
+        lambda: {"GITNEURAL_MODEL": "kimi-k9"},
+    ),
+    (
+        "App key does not match",
+        "GitHub App",
+        "HTTP 401",
+        "download a new key",
+        lambda: {"GITHUB_PRIVATE_KEY": _another_key()},
+    ),
+    (
+        "no App id",
+        "GitHub App",
+        "GITHUB_APP_ID is not set",
+        "gitneural setup",
+        lambda: {"GITHUB_APP_ID": None},
+    ),
+    (
+        "no webhook secret",
+        "webhook secret",
+        "GITHUB_WEBHOOK_SECRET is not set",
+        "gitneural setup writes it",
+        lambda: {"GITHUB_WEBHOOK_SECRET": None},
+    ),
+    (
+        "short webhook secret",
+        "webhook secret",
+        "shorter than 16",
+        "long random secret",
+        lambda: {"GITHUB_WEBHOOK_SECRET": "short"},
+    ),
+    (
+        "broker down",
+        "broker",
+        "redis://127.0.0.1",
+        "start the broker",
+        lambda: {"GITNEURAL_BROKER_URL": _closed_port_url("redis://127.0.0.1:{port}/0")},
+    ),
+    (
+        "state store down",
+        "state store",
+        "does not answer",
+        "start Redis",
+        lambda: {"GITNEURAL_STATE_URL": _closed_port_url("redis://127.0.0.1:{port}/0")},
+    ),
+    (
+        "store down",
+        "store",
+        "127.0.0.1",
+        "start the database",
+        lambda: {
+            "GITNEURAL_DATABASE_URL": _closed_port_url(
+                "postgresql+psycopg://gitneural@127.0.0.1:{port}/gitneural"
+            )
+        },
+    ),
+]
 
 
-@pytest.mark.parametrize(("row", "detail", "fix", "changes"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("row", "detail", "fix", "changes"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_each_failure_is_reported_with_its_fix(
     world: AppWorld,
     tmp_path: Path,

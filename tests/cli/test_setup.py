@@ -61,9 +61,15 @@ def test_a_settings_file_named_but_missing_is_an_error(tmp_path: Path) -> None:
 
 
 def run_setup(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*GITNEURAL, "setup", "--port", "0", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=60, check=False,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})  # fmt: skip
+    return subprocess.run(
+        [*GITNEURAL, "setup", "--port", "0", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
 
 
 def test_setup_refuses_to_replace_credentials_without_force(tmp_path: Path) -> None:
@@ -120,8 +126,10 @@ def test_a_callback_with_a_state_setup_did_not_send_writes_nothing(
 def test_a_code_github_does_not_know_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     with FakeGitHub(tmp_path / "gh") as gh:
         state = SetupState("http://127.0.0.1:9/callback", lambda app, api: "never")
-        status, _ = register_page(state, {"where": "ghes", "server": gh.web_url,
-                                          "webhook": "https://hooks.example/webhook"})  # fmt: skip
+        status, _ = register_page(
+            state,
+            {"where": "ghes", "server": gh.web_url, "webhook": "https://hooks.example/webhook"},
+        )
         assert status == 200
         [token] = state.started
         with pytest.raises(GitHubError, match="register the App again"):
@@ -132,9 +140,16 @@ def test_a_code_github_does_not_know_is_refused_and_nothing_is_written(tmp_path:
 
 def test_the_form_posts_to_the_organization_or_the_account_on_the_chosen_github() -> None:
     state = SetupState("http://127.0.0.1:9/callback", lambda app, api: "never")
-    status, page = register_page(state, {"owner": "org", "organization": "octo-org",
-                                         "where": "ghes", "server": "https://ghe.example.com",
-                                         "webhook": "https://hooks.example/webhook"})  # fmt: skip
+    status, page = register_page(
+        state,
+        {
+            "owner": "org",
+            "organization": "octo-org",
+            "where": "ghes",
+            "server": "https://ghe.example.com",
+            "webhook": "https://hooks.example/webhook",
+        },
+    )
     assert status == 200
     [(token, (github, api))] = state.started.items()
     action = f"https://ghe.example.com/organizations/octo-org/settings/apps/new?state={token}"

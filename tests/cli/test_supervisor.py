@@ -34,8 +34,10 @@ def test_a_killed_child_is_started_again_and_sigterm_stops_all(tmp_path: Path) -
     proc = run_supervisor({"worker": SLEEPER, "web": SLEEPER}, log)
     first = wait_for(lambda: len(children_of(proc.pid)) == 2 and children_of(proc.pid), "2 kids")
     subprocess.run(["kill", "-KILL", str(first[0])], check=True)
-    wait_for(lambda: first[0] not in children_of(proc.pid) and len(children_of(proc.pid)) == 2,
-             "the killed child to be replaced")  # fmt: skip
+    wait_for(
+        lambda: first[0] not in children_of(proc.pid) and len(children_of(proc.pid)) == 2,
+        "the killed child to be replaced",
+    )
     assert proc.poll() is None
     assert "exited with -9; starting it again" in log.read_text()
     kids = children_of(proc.pid)

@@ -43,8 +43,9 @@ def test_every_document_gitneural_sends_is_valid_against_github_s_schema() -> No
     # Every size of the addressing mutation GitNeural may send, 1 to BATCH threads.
     assert names >= {f"AddressThreads{n}" for n in range(1, BATCH + 1)}
     assert [len(ADDRESS_THREADS[n].text.split("resolveReviewThread")) - 1 for n in (1, BATCH)] == [
-        1, BATCH,
-    ]  # fmt: skip
+        1,
+        BATCH,
+    ]
     assert len({d.name for d in documents}) == len(documents)
     schema = github_schema()
     for doc in documents:
@@ -80,9 +81,12 @@ def gh(tmp_path: Path) -> Iterator[FakeGitHub]:
 def client(gh: FakeGitHub) -> github.Github:
     creds = AppCredentials(gh.app_id, gh.private_key_pem, gh.api_url)
     return installation_client(
-        creds, InstallationTokens(creds), 1, seconds_between_requests=None,
+        creds,
+        InstallationTokens(creds),
+        1,
+        seconds_between_requests=None,
         seconds_between_writes=None,
-    )  # fmt: skip
+    )
 
 
 def test_threads_are_read_with_their_comments_authors_and_state(gh: FakeGitHub) -> None:
@@ -94,8 +98,12 @@ def test_threads_are_read_with_their_comments_authors_and_state(gh: FakeGitHub) 
     assert [t.node_id for t in threads] == [f"PRRT_{top['id']}", f"PRRT_{other['id']}"]
     first, second = threads
     assert (first.resolved, first.outdated, first.path, first.line, first.side) == (
-        False, False, "a.py", 5, "RIGHT",
-    )  # fmt: skip
+        False,
+        False,
+        "a.py",
+        5,
+        "RIGHT",
+    )
     assert [(c.id, c.login, c.by_bot) for c in first.comments] == [
         (top["id"], "gitneural", True),  # GraphQL names an App's bot by its slug
         (reply["id"], "alice", False),
@@ -140,8 +148,9 @@ def test_resolving_a_thread_and_reading_reactions(gh: FakeGitHub) -> None:
     [group] = comment["reactionGroups"]
     assert group["content"] == "THUMBS_DOWN" and group["reactors"]["totalCount"] == 2
     assert {(n["__typename"], n["login"]) for n in group["reactors"]["nodes"]} == {
-        ("User", "alice"), ("Bot", "ci"),
-    }  # fmt: skip
+        ("User", "alice"),
+        ("Bot", "ci"),
+    }
     assert [n["user"] for n in comment["reactions"]["nodes"]] == [{"login": "alice"}, None]
 
 
@@ -154,9 +163,10 @@ def test_graphql_errors_are_one_line_github_errors(gh: FakeGitHub) -> None:
     with pytest.raises(GitHubError, match="Could not resolve to a Repository"):
         read_review_threads(g, "other/secret", 1)
     unbounded = Document(
-        "Unbounded", 'query { repository(owner: "octo", name: "app") { pullRequest(number: 1) '
+        "Unbounded",
+        'query { repository(owner: "octo", name: "app") { pullRequest(number: 1) '
         "{ reviewThreads { totalCount } } } }",
-    )  # fmt: skip
+    )
     with pytest.raises(GitHubError, match="must provide a `first` or `last`"):
         run_query(g, unbounded, {}, doing="testing")
 
@@ -285,8 +295,11 @@ def test_write_access_is_read_from_the_collaborator_permission(gh: FakeGitHub) -
     cache = PermissionCache()
     users = ("wendy", "adam", "tim", "eve")
     assert [has_write_access(g, REPO, u, cache=cache) for u in users] == [
-        True, True, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        False,
+        False,
+    ]
     assert len(gh.requests(method="GET", kind="api")) == 4
     gh.clear_requests()
     # Kept: asked again, nobody's permission is read again.

@@ -101,9 +101,11 @@ def test_review_with_comments_on_the_diff_is_stored(gh: FakeGitHub) -> None:
         {"path": "c.py", "line": 1, "body": "```suggestion\nprint('hi')\n```"},
     ]
     review = pr.create_review(
-        commit=pr.head.repo.get_commit(pr.head.sha), body="Summary", event="COMMENT",
+        commit=pr.head.repo.get_commit(pr.head.sha),
+        body="Summary",
+        event="COMMENT",
         comments=comments,
-    )  # fmt: skip
+    )
     assert (review.state, review.commit_id, review.user.login) == (
         "COMMENTED",
         pr.head.sha,

@@ -35,8 +35,14 @@ def opened(address: str, payload: object, delivery: str) -> None:
 
 
 def usage(env: dict[str, str], fmt: str) -> str:
-    done = subprocess.run([*GITNEURAL, "usage", "--format", fmt], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*GITNEURAL, "usage", "--format", fmt],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -113,8 +119,9 @@ def test_over_budget_through_serve_across_a_restart(tmp_path: Path) -> None:
             f"it resets on {resets}."
         )
         assert w.gh.check_runs(REPO, pushed) == []  # the second push: nothing new
-        bot_comments = [c for c in w.gh.issue_comments(REPO, number)
-                        if c["user"]["login"] == w.gh.bot_login]  # fmt: skip
+        bot_comments = [
+            c for c in w.gh.issue_comments(REPO, number) if c["user"]["login"] == w.gh.bot_login
+        ]
         assert bot_comments == []
         assert m.value("gitneural_jobs_total", kind="review", outcome="skipped") == 2
         assert m.value("gitneural_budget_refusals_total", kind="review") == 2

@@ -101,8 +101,9 @@ def test_serve_and_worker_refuse_a_bad_budgets_file_at_start(tmp_path: Path) -> 
         "GITNEURAL_BUDGETS_FILE": str(path),
     }
     for command in (["serve", "--port", "1"], ["worker"]):
-        done = subprocess.run([*GITNEURAL, *command], env=env, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [*GITNEURAL, *command], env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.strip().splitlines()
         assert line.startswith("gitneural: error: ") and "installation.acme" in line
@@ -114,32 +115,68 @@ def test_usage_is_kept_across_restarts_and_summed_by_scope(
     store = open_store(store_url)
     upgrade(store)
     for pr, kind in [(1, "review"), (1, "review"), (2, "reply"), (3, "ask")]:
-        record_usage(store, installation_id=9, repo="Octo/App", pr_number=pr, kind=kind,
-                     usage=Usage(100, 20, 40, 1))  # fmt: skip
-    record_usage(store, installation_id=9, repo="octo/lib", pr_number=4, kind="review",
-                 usage=Usage(1000, 200, 0, 1))  # fmt: skip
+        record_usage(
+            store,
+            installation_id=9,
+            repo="Octo/App",
+            pr_number=pr,
+            kind=kind,
+            usage=Usage(100, 20, 40, 1),
+        )
+    record_usage(
+        store,
+        installation_id=9,
+        repo="octo/lib",
+        pr_number=4,
+        kind="review",
+        usage=Usage(1000, 200, 0, 1),
+    )
     last_month = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
-    record_usage(store, installation_id=9, repo="octo/app", pr_number=1, kind="review",
-                 usage=Usage(5, 5, 0, 1), when=last_month)  # fmt: skip
-    assert claim_budget_notice(store, installation_id=9, repo="octo/app", pr_number=1,
-                               month=month_of(), head_sha="a" * 40, kind="review")  # fmt: skip
+    record_usage(
+        store,
+        installation_id=9,
+        repo="octo/app",
+        pr_number=1,
+        kind="review",
+        usage=Usage(5, 5, 0, 1),
+        when=last_month,
+    )
+    assert claim_budget_notice(
+        store,
+        installation_id=9,
+        repo="octo/app",
+        pr_number=1,
+        month=month_of(),
+        head_sha="a" * 40,
+        kind="review",
+    )
     store.close()
 
     again = open_store(store_url)  # a restart: a new engine on the same database
     month = month_of()
-    rows = {(r.repo, r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.requests)
-            for r in month_usage(again, month)}  # fmt: skip
+    rows = {
+        (r.repo, r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.requests)
+        for r in month_usage(again, month)
+    }
     assert rows == {("octo/app", 400, 80, 160, 4), ("octo/lib", 1000, 200, 0, 1)}
     assert spent(again, month, 9, "OCTO/APP") == {"installation": 1680, "repository": 480}
     # Told once a month per PR: a second push (another head) says nothing new.
-    assert not claim_budget_notice(again, installation_id=9, repo="Octo/App", pr_number=1,
-                                   month=month, head_sha="b" * 40, kind="review")  # fmt: skip
+    assert not claim_budget_notice(
+        again,
+        installation_id=9,
+        repo="Octo/App",
+        pr_number=1,
+        month=month,
+        head_sha="b" * 40,
+        kind="review",
+    )
     again.close()
 
 
 def run_usage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([*GITNEURAL, "usage", *args], env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*GITNEURAL, "usage", *args], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -147,13 +184,29 @@ def run_usage(env: dict[str, str], *args: str) -> str:
 def test_gitneural_usage_in_three_formats(store_url: str, tmp_path: Path) -> None:  # noqa: F811
     store = open_store(store_url)
     upgrade(store)
-    record_usage(store, installation_id=4242001, repo="acme/shop", pr_number=7, kind="review",
-                 usage=Usage(200_000, 50_000, 120_000, 3))  # fmt: skip
-    record_usage(store, installation_id=4242001, repo="acme/docs", pr_number=1, kind="reply",
-                 usage=Usage(10_000, 2_000, 0, 1))  # fmt: skip
+    record_usage(
+        store,
+        installation_id=4242001,
+        repo="acme/shop",
+        pr_number=7,
+        kind="review",
+        usage=Usage(200_000, 50_000, 120_000, 3),
+    )
+    record_usage(
+        store,
+        installation_id=4242001,
+        repo="acme/docs",
+        pr_number=1,
+        kind="reply",
+        usage=Usage(10_000, 2_000, 0, 1),
+    )
     store.close()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GITNEURAL_DATABASE_URL": store_url,
-           "GITNEURAL_BUDGETS_FILE": str(budgets_file(tmp_path))}  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GITNEURAL_DATABASE_URL": store_url,
+        "GITNEURAL_BUDGETS_FILE": str(budgets_file(tmp_path)),
+    }
 
     text = run_usage(env)
     assert f"Model usage in {month_of()}" in text
@@ -165,8 +218,11 @@ def test_gitneural_usage_in_three_formats(store_url: str, tmp_path: Path) -> Non
     document = json.loads(run_usage(env, "--format", "json"))
     [installation] = document["installations"]
     assert installation["installation_id"] == 4242001 and installation["tokens"] == 262_000
-    assert installation["budget"] == {"scope": "installation", "key": "4242001",
-                                      "monthly_tokens": 2_000_000}  # fmt: skip
+    assert installation["budget"] == {
+        "scope": "installation",
+        "key": "4242001",
+        "monthly_tokens": 2_000_000,
+    }
     repos = {r["repository"]: r for r in installation["repositories"]}
     assert repos["acme/shop"]["share"] == 0.5 and repos["acme/shop"]["cached_tokens"] == 120_000
     assert repos["acme/docs"]["budget"] is None and repos["acme/docs"]["share"] is None
@@ -182,6 +238,11 @@ def test_gitneural_usage_in_three_formats(store_url: str, tmp_path: Path) -> Non
     # Another month has nothing; a bad month is one line.
     empty = run_usage(env, "--month", "2001-01")
     assert "acme/shop" not in empty and "2,000,000 (installation 4242001)   0.0%" in empty
-    done = subprocess.run([*GITNEURAL, "usage", "--month", "2026-13"], env=env,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [*GITNEURAL, "usage", "--month", "2026-13"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "YYYY-MM" in done.stderr

@@ -38,8 +38,9 @@ def json_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def test_a_record_is_one_json_line_with_its_context() -> None:
-    record = logging.LogRecord("gitneural.worker", logging.ERROR, __file__, 1, "job %s\nfailed",
-                               ("x",), None)  # fmt: skip
+    record = logging.LogRecord(
+        "gitneural.worker", logging.ERROR, __file__, 1, "job %s\nfailed", ("x",), None
+    )
     try:
         raise ValueError("boom")
     except ValueError:
@@ -50,8 +51,11 @@ def test_a_record_is_one_json_line_with_its_context() -> None:
     value = json.loads(line)
     assert value["message"] == "job x\nfailed" and value["level"] == "ERROR"
     assert (value["delivery"], value["repository"], value["pr"], value["job"]) == (
-        "d-1", "octo/app", 7, "t-1",
-    )  # fmt: skip
+        "d-1",
+        "octo/app",
+        7,
+        "t-1",
+    )
     assert "installation" not in value and "ValueError: boom" in value["exception"]
     assert "delivery" not in json.loads(JsonFormatter().format(record))  # the block ended
     with pytest.raises(ValueError, match="unknown log context"), log_context(token="nope"):
@@ -90,8 +94,9 @@ def test_serve_and_its_workers_log_json_lines(tmp_path: Path) -> None:
 
 def test_a_bad_log_format_is_one_line(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GITNEURAL_LOG_FORMAT": "xml"}
-    done = subprocess.run([*GITNEURAL, "usage"], env=env, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [*GITNEURAL, "usage"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert (
         done.stderr.strip()

@@ -197,9 +197,12 @@ def test_a_prefork_worker_serves_the_sum_of_its_children(tmp_path: Path) -> None
                 "the worker's metrics to count 4 reviews",
             )
             # The jobs ran in prefork children (Celery names them in each line).
-            children = {part.split("]")[0] for line in worker.log().splitlines()
-                        if "outcome=posted" in line
-                        for part in line.split("/")[1:2]}  # fmt: skip
+            children = {
+                part.split("]")[0]
+                for line in worker.log().splitlines()
+                if "outcome=posted" in line
+                for part in line.split("/")[1:2]
+            }
         assert children and all(c.startswith("ForkPoolWorker") for c in children), children
         assert m.value("gitneural_job_seconds_count", kind="review") == 4
         check_model_and_github(m, w)

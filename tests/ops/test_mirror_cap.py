@@ -47,8 +47,9 @@ class Fleet:
 
     def repo(self, index: int) -> str:
         name = f"octo/repo-{index:02d}"
-        self.gh.create_repo(name, installation_id=1,
-                            files={"people.py": ORIGINAL, ".gitneural.toml": CONFIG})  # fmt: skip
+        self.gh.create_repo(
+            name, installation_id=1, files={"people.py": ORIGINAL, ".gitneural.toml": CONFIG}
+        )
         self.gh.push(name, "feature", {"people.py": PLANTED}, "Tighten is_adult")
         self.gh.create_pull(name, head="feature", title=f"Tighten {name}", body="Please")
         return name
@@ -136,9 +137,16 @@ def test_a_mirror_in_use_is_never_evicted_and_an_evicted_one_comes_back(tmp_path
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("", None), ("0", None), ("1000", 1000), ("500M", 500 * 1024**2), ("20G", 20 * 1024**3),
-     ("2GiB", 2 * 1024**3), ("1 T", 1024**4)],
-)  # fmt: skip
+    [
+        ("", None),
+        ("0", None),
+        ("1000", 1000),
+        ("500M", 500 * 1024**2),
+        ("20G", 20 * 1024**3),
+        ("2GiB", 2 * 1024**3),
+        ("1 T", 1024**4),
+    ],
+)
 def test_the_cap_reads_sizes(raw: str, expected: int | None) -> None:
     assert max_bytes_from_env({"GITNEURAL_MIRROR_MAX_BYTES": raw}) == expected
 

@@ -40,8 +40,12 @@ def test_the_status_page_is_off_without_a_token_and_closed_without_the_right_one
         assert get(address, "/status", {"Authorization": f"Bearer {TOKEN}"})[0] == 404
     app = create_app(web, RecordingQueue(), operations=Operations(admin_token=TOKEN))
     with serve(app) as address:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN},
-                        {"Authorization": f"Basic {TOKEN}"}):  # fmt: skip
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": TOKEN},
+            {"Authorization": f"Basic {TOKEN}"},
+        ):
             status, body = get(address, "/status", headers)
             # The same one line, whatever was sent: nothing of the page.
             assert status == 401 and body.startswith("401 Unauthorized") and len(body) < 100
@@ -54,8 +58,9 @@ def test_the_status_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     with app_world(tmp_path) as w:
         budgets = tmp_path / "budgets.toml"
         budgets.write_text("[installation.1]\nmonthly_tokens = 1_000_000\n")
-        env = w.env(tmp_path / "data", GITNEURAL_ADMIN_TOKEN=TOKEN,
-                    GITNEURAL_BUDGETS_FILE=str(budgets))  # fmt: skip
+        env = w.env(
+            tmp_path / "data", GITNEURAL_ADMIN_TOKEN=TOKEN, GITNEURAL_BUDGETS_FILE=str(budgets)
+        )
         with served(env, tmp_path / "serve.log") as (proc, address):
             worker_ready(proc)
             done = []
@@ -75,9 +80,10 @@ def test_the_status_page_renders_in_headless_chromium(tmp_path: Path) -> None:
             with chromium({"Authorization": f"Bearer {TOKEN}"}) as browser:
                 browser.get(f"http://{address}/status")
                 assert browser.title == "GitNeural status"
-                text = {name: browser.find_element("id", name).text
-                        for name in ("queues", "jobs", "slowest", "failed", "usage",
-                                     "mirrors")}  # fmt: skip
+                text = {
+                    name: browser.find_element("id", name).text
+                    for name in ("queues", "jobs", "slowest", "failed", "usage", "mirrors")
+                }
                 bars = browser.find_elements("css selector", "#usage-chart rect.bar")
                 widths = [float(bar.get_attribute("width") or 0) for bar in bars]
                 loaded = browser.execute_script(

@@ -3,6 +3,7 @@
 - no import cycle among the modules of ``bot/``, ``workers/``, ``hooks/`` and ``prompts/``;
 - no module outside ``tests/`` over 500 lines (size is a smell past ~400: the rule is one
   subject per module, never a cut to meet a number), and no folder of more than 15;
+- no ``# fmt: skip`` without its reason on the same line: the formatter decides layout;
 - nothing outside the core imports a module inside it: only its face, ``bot.review``;
 - the layers below import only downward, and each module stands in one of them;
 - the core depends on the model client's protocol, never on the client, and on no web,
@@ -17,6 +18,7 @@ Tests and benchmarks may reach into the core: they check and time its stages one
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -223,6 +225,21 @@ def test_no_module_outside_the_tests_is_over_500_lines() -> None:
             if count > MAX_LINES:
                 long.append(f"{path.relative_to(ROOT)}: {count} lines")
     assert long == []
+
+
+#: ``# fmt: skip`` and what follows it on its line; a reason is any word after it.
+FMT_SKIP = re.compile(r"#\s*fmt:\s*(?:skip|off)\b(.*)$")
+
+
+def test_no_fmt_skip_without_a_reason_beside_it() -> None:
+    bare = []
+    for top in (*PRODUCT, "benchmarks", "tests"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                found = FMT_SKIP.search(line)
+                if found and not re.search(r"\w", found.group(1)):
+                    bare.append(f"{path.relative_to(ROOT)}:{number}")
+    assert bare == []
 
 
 def test_outside_the_core_only_its_face_is_imported() -> None:

@@ -27,10 +27,15 @@ def _meta(quick: bool) -> dict[str, Any]:
         "commit": "abc1234",
         "quick": quick,
         "machine": {"cpus": 2, "python": "3.11.7", "platform": "Linux", "load_average_1m": 0.5},
-        "corpus": {"root": "/x", "python": "CPython 3.11.7", "files": 667, "sha256": "e4911e5d2d4a",
-                   "seed": 6},
+        "corpus": {
+            "root": "/x",
+            "python": "CPython 3.11.7",
+            "files": 667,
+            "sha256": "e4911e5d2d4a",
+            "seed": 6,
+        },
         "finished": "2026-12-02 01:00 UTC",
-    }  # fmt: skip
+    }
 
 
 def _publish(tmp_path: Path, quick: bool) -> subprocess.CompletedProcess[str]:
@@ -42,10 +47,20 @@ def _publish(tmp_path: Path, quick: bool) -> subprocess.CompletedProcess[str]:
     json_path, _ = write_results(tmp_path / "results", rows, _meta(quick))
     (tmp_path / "performance.md").write_text(PAGE.read_text("utf-8"), "utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "benchmarks.publish", str(json_path),
-         "--page", str(tmp_path / "performance.md")],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.publish",
+            str(json_path),
+            "--page",
+            str(tmp_path / "performance.md"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_publish_puts_the_run_in_place_of_the_table(tmp_path: Path) -> None:

@@ -36,8 +36,12 @@ assert tables == [True] * 8, tables
 def _fresh_process() -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", FIRST_RENDERS_AT_ONCE],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_first_renders_on_eight_threads_at_once_never_abort_the_process() -> None:

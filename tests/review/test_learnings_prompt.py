@@ -56,9 +56,17 @@ def test_the_commands_grammar(body: str | None, expected: LearningCommand | None
 
 @pytest.mark.parametrize(
     ("argument", "expected"),
-    [("12", 12), ("#12", 12), (" 7 ", 7), ("twelve", None), ("12 now", None), ("", None),
-     ("-1", None), ("#", None)],
-)  # fmt: skip
+    [
+        ("12", 12),
+        ("#12", 12),
+        (" 7 ", 7),
+        ("twelve", None),
+        ("12 now", None),
+        ("", None),
+        ("-1", None),
+        ("#", None),
+    ],
+)
 def test_forget_ids(argument: str, expected: int | None) -> None:
     assert forget_id(argument) == expected
 
@@ -108,8 +116,10 @@ def _user(messages: list[dict[str, object]]) -> str:
 
 def test_learnings_end_the_trusted_instructions_of_a_review() -> None:
     change = Change(parse_diff(DIFF), title="Bump the pool size")
-    rules = [Learning(1, "Pool sizes are tuned by ops: do not report them."),
-             Learning(2, "Only for docs.", "docs/")]  # fmt: skip
+    rules = [
+        Learning(1, "Pool sizes are tuned by ops: do not report them."),
+        Learning(2, "Only for docs.", "docs/"),
+    ]
     plan = plan_review(change, Config(), PlanOptions(effort="low", learnings=rules))
     user = _user(plan.messages)
     trusted = user.index("# Repository instructions (trusted)")

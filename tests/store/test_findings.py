@@ -109,8 +109,11 @@ def test_a_finding_fixed_by_a_push_opens_again_when_reported_again(store: Store)
     mark_fixed(store, [row.id], "d" * 40)  # only an open finding becomes fixed: once
     [row] = rows(store)
     assert (row.state, row.fixed_in, row.start_line, row.head_sha) == (
-        "fixed", "c" * 40, 5, "b" * 40,
-    )  # fmt: skip
+        "fixed",
+        "c" * 40,
+        5,
+        "b" * 40,
+    )
     follow(store, row.id, "e" * 40, 9, 9)  # a fixed finding is not followed any more
     assert rows(store)[0].start_line == 5
     record_finding(store, replace(FACTS, head_sha="f" * 40))
@@ -130,8 +133,10 @@ def test_a_thread_is_attached_once_and_pull_findings_are_the_pr_s(store: Store) 
     dismiss_finding(store, FACTS, Dismissal(DismissalReason.RESOLVED, "alice"))
     [row] = pull_findings(store, 42, 7)
     assert (row.state, row.dismissal_reason, row.dismissed_by) == (
-        "dismissed", "thumbs_down", "octocat",
-    )  # fmt: skip
+        "dismissed",
+        "thumbs_down",
+        "octocat",
+    )
 
 
 def test_two_workers_settling_and_recording_at_once_lose_nothing(store: Store) -> None:
@@ -148,8 +153,11 @@ def test_two_workers_settling_and_recording_at_once_lose_nothing(store: Store) -
             mark_fixed(store, ids[:10], f"{n}" * 40)
             for f in facts[10:]:
                 record_finding(store, replace(f, head_sha=f"{n}" * 40))
-                dismiss_finding(store, replace(f, fingerprint=f"{f.fingerprint}-d{n}"),
-                                Dismissal(DismissalReason.THUMBS_DOWN, f"u{n}"))  # fmt: skip
+                dismiss_finding(
+                    store,
+                    replace(f, fingerprint=f"{f.fingerprint}-d{n}"),
+                    Dismissal(DismissalReason.THUMBS_DOWN, f"u{n}"),
+                )
         except BaseException as exc:
             errors.append(exc)
 
@@ -183,8 +191,10 @@ def test_findings_written_at_revision_0003_survive_the_upgrade(store_url: str) -
     assert upgrade(opened) == head_revision()
     row = stored_finding(opened, 42, 7, "fp-old")
     assert row is not None and (row.state, row.fixed_in, row.auto_resolved_at) == (
-        "dismissed", None, None,
-    )  # fmt: skip
+        "dismissed",
+        None,
+        None,
+    )
     assert row.dismissal_scope == "repository"
     assert dismissed_fingerprints(opened, 42) == {"fp-old"}
     opened.close()

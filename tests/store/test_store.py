@@ -128,8 +128,10 @@ def test_postgres_databases_are_each_tests_own() -> None:
             engine = sa.create_engine(url)
             with engine.connect() as connection:
                 tables = connection.execute(
-                    sa.text("select count(*) from information_schema.tables "
-                            "where table_schema = 'public'")
-                ).scalar_one()  # fmt: skip
+                    sa.text(
+                        "select count(*) from information_schema.tables "
+                        "where table_schema = 'public'"
+                    )
+                ).scalar_one()
             engine.dispose()
             assert tables == 0

@@ -84,8 +84,11 @@ def read_containerfile(path: Path = CONTAINERFILE) -> Containerfile:
 
 def build_context(dest: Path) -> Path:
     """The repository's files as git knows them (a clean clone's), copied to ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")  # fmt: skip
+    files = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, files):
         source = ROOT / name
         target = dest / name

@@ -65,9 +65,18 @@ def require_netns() -> None:
         if made.returncode != 0:
             _fail_or_skip(f"`ip netns add` failed here: {made.stderr.strip()[:200]}")
         veth = _ip(
-            "link", "add", f"gnp{probe[-6:]}", "type", "veth", "peer", "name", "eth0",
-            "netns", probe, check=False,
-        )  # fmt: skip
+            "link",
+            "add",
+            f"gnp{probe[-6:]}",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            probe,
+            check=False,
+        )
         if veth.returncode != 0:
             _fail_or_skip(f"a veth pair cannot be made here: {veth.stderr.strip()[:200]}")
     finally:
@@ -194,13 +203,26 @@ class HostNetwork:
         _ip("link", "set", self.bridge, "up")
         for n in range(1, self._count + 1):
             host = NetHost(
-                n, f"host{n}", f"gnh-{self.id}-{n}", f"10.231.{self._subnet}.{10 + n}",
+                n,
+                f"host{n}",
+                f"gnh-{self.id}-{n}",
+                f"10.231.{self._subnet}.{10 + n}",
                 f"gnv{self.id}{n}",
-            )  # fmt: skip
+            )
             self.hosts.append(host)
             _ip("netns", "add", host.namespace)
-            _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-                "netns", host.namespace)  # fmt: skip
+            _ip(
+                "link",
+                "add",
+                host.veth,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                host.namespace,
+            )
             _ip("link", "set", host.veth, "master", self.bridge, "up")
             _ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", "eth0")
             for dev in ("lo", "eth0"):

@@ -102,9 +102,19 @@ def queue_depths(
     """``{queue: (ready, unacknowledged, durable)}`` of the URL's vhost."""
     vhost = vhost_url.rsplit("/", 1)[1] or "/"
     out = ctl(
-        "list_queues", "-p", vhost, "name", "messages_ready", "messages_unacknowledged",
-        "durable", "--no-table-headers", "--quiet", node=node, env=env, tool=tool,
-    )  # fmt: skip
+        "list_queues",
+        "-p",
+        vhost,
+        "name",
+        "messages_ready",
+        "messages_unacknowledged",
+        "durable",
+        "--no-table-headers",
+        "--quiet",
+        node=node,
+        env=env,
+        tool=tool,
+    )
     depths = {}
     for line in out.splitlines():
         parts = line.split()
@@ -172,9 +182,13 @@ class RabbitNode:
         for attempt in range(1, PORT_ATTEMPTS + 1):
             with (self.root / "server.log").open("ab") as out:
                 self.proc = subprocess.Popen(
-                    [str(SBIN / "rabbitmq-server")], env=self.env, stdout=out, cwd=self.root,
-                    stderr=subprocess.STDOUT, start_new_session=True,
-                )  # fmt: skip
+                    [str(SBIN / "rabbitmq-server")],
+                    env=self.env,
+                    stdout=out,
+                    cwd=self.root,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             try:
                 self._wait_up()
             except _PortTaken as taken:

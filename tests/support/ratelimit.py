@@ -43,8 +43,10 @@ class Storm:
 
 def most_in_any_window(times: list[float], window: float) -> int:
     times = sorted(times)
-    return max((sum(1 for t in times[i:] if t - start < window) for i, start in
-                enumerate(times)), default=0)  # fmt: skip
+    return max(
+        (sum(1 for t in times[i:] if t - start < window) for i, start in enumerate(times)),
+        default=0,
+    )
 
 
 def review_storm(
@@ -65,8 +67,11 @@ def review_storm(
     stub.rate_limit, stub.rate_window, stub.rate_limited = limit, window, 0
     stub.arrivals.clear()
     if shared:
-        extra = {"GITNEURAL_MODEL_RPM": str(limit), "GITNEURAL_MODEL_RATE_WINDOW": str(window),
-                 **extra}  # fmt: skip
+        extra = {
+            "GITNEURAL_MODEL_RPM": str(limit),
+            "GITNEURAL_MODEL_RATE_WINDOW": str(window),
+            **extra,
+        }
     threads = -(-reviews // 2)
     try:
         with deployment(kind, world, root, **extra) as d, contextlib.ExitStack() as stack:

@@ -30,9 +30,13 @@ PG_ADMIN_DB = os.environ.get("GITNEURAL_TEST_PG_DB", "test")
 
 def _admin() -> psycopg.Connection[tuple[object, ...]]:
     return psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=PG_ADMIN_DB, connect_timeout=3,
+        host=PG_HOST,
+        port=PG_PORT,
+        user=PG_USER,
+        dbname=PG_ADMIN_DB,
+        connect_timeout=3,
         autocommit=True,
-    )  # fmt: skip
+    )
 
 
 def require_postgres() -> None:
@@ -108,8 +112,17 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._pg("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "pg.log"),
-                 "-w", "start")  # fmt: skip
+        self._pg(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "pg.log"),
+            "-w",
+            "start",
+        )
         return self
 
     def stop(self) -> None:

@@ -145,9 +145,14 @@ def test_a_worker_killed_right_after_posting_posts_no_second_review(
         # Once GitHub has accepted the review, the check run's completion hangs: the
         # worker is caught between posting and acknowledging its message.
         world.gh.when(
-            "POST", f"/repos/{REPO}/pulls/{number}/reviews", "fail", "PATCH", checks,
-            status=502, delay=20,
-        )  # fmt: skip
+            "POST",
+            f"/repos/{REPO}/pulls/{number}/reviews",
+            "fail",
+            "PATCH",
+            checks,
+            status=502,
+            delay=20,
+        )
         patches = len(world.gh.requests(method="PATCH", path=checks))
         with GitNeuralProcess(["worker"], env, tmp_path / "first.log") as first:
             worker_ready(first)

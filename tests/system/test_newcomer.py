@@ -65,8 +65,15 @@ def install_as_the_container_file_says(root: Path) -> None:
     commands = read_containerfile().install_commands
     assert commands, "the container file installs GitNeural with pip"
     for command in commands:
-        done = subprocess.run(["sh", "-c", command], cwd=context, env=env, capture_output=True,
-                              text=True, timeout=1200, check=False)  # fmt: skip
+        done = subprocess.run(
+            ["sh", "-c", command],
+            cwd=context,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
         assert done.returncode == 0, f"{command}:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
     assert (bin_dir / "gitneural").exists()
 
@@ -94,8 +101,9 @@ class Started:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> None:
         self.log_path = log
         self._log = log.open("wb")
-        self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=self._log,
-                                     stderr=subprocess.STDOUT)  # fmt: skip
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=cwd, stdout=self._log, stderr=subprocess.STDOUT
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -132,24 +140,45 @@ def test_the_container_files_start_command_serves_until_readyz_answers(
     image = read_containerfile()
     port = free_port()
     # As `podman run --env-file gitneural.env -e GITNEURAL_PORT=… -v data:…` would.
-    env = {**clean_env(), **image.env, **world.env(tmp_path / "data"), **QUICK,
-           "GITNEURAL_HOST": "127.0.0.1", "GITNEURAL_PORT": str(port),
-           "PATH": f"{venv}:{os.environ['PATH']}"}  # fmt: skip
+    env = {
+        **clean_env(),
+        **image.env,
+        **world.env(tmp_path / "data"),
+        **QUICK,
+        "GITNEURAL_HOST": "127.0.0.1",
+        "GITNEURAL_PORT": str(port),
+        "PATH": f"{venv}:{os.environ['PATH']}",
+    }
     home = tmp_path / "home"
     home.mkdir()
     served = Started(image.cmd, env, home, tmp_path / "serve.log")
     try:
         served.wait_status(f"127.0.0.1:{port}", "/readyz")
-        health = subprocess.run(image.healthcheck, env=env, cwd=home, capture_output=True,
-                                text=True, timeout=30, check=False)  # fmt: skip
+        health = subprocess.run(
+            image.healthcheck,
+            env=env,
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
         assert health.returncode == 0, health.stderr
     finally:
         assert served.stop() == 0
     log = served.log()
     assert f"gitneural: serving the webhook at http://127.0.0.1:{port}/webhook" in log
     # No -v: none of Celery's or gunicorn's banners, no root SecurityWarning.
-    for banner in ("-------------- celery@", "[config]", "[queues]", "Booting worker",
-                   "Listening at", "SecurityWarning", "Task ", "Connected to"):  # fmt: skip
+    for banner in (
+        "-------------- celery@",
+        "[config]",
+        "[queues]",
+        "Booting worker",
+        "Listening at",
+        "SecurityWarning",
+        "Task ",
+        "Connected to",
+    ):
         assert banner not in log, log
 
 
@@ -162,9 +191,14 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     env = {**clean_env(), "PATH": f"{venv}:{os.environ['PATH']}", "HOME": str(home)}
     serve_port = free_port()
     webhook = f"http://127.0.0.1:{serve_port}/webhook"
-    setup = subprocess.Popen([str(venv / "gitneural"), "setup", "--port", "0"], env=env,
-                             cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
+    setup = subprocess.Popen(
+        [str(venv / "gitneural"), "setup", "--port", "0"],
+        env=env,
+        cwd=home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert setup.stdout is not None
         first = setup.stdout.readline()
@@ -195,8 +229,10 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     [manifest] = gh.registered_manifests()
     assert manifest["hook_attributes"]["url"] == webhook
     assert manifest["default_permissions"] == load_manifest()["default_permissions"]
-    assert manifest["default_permissions"] == yaml.safe_load(
-        (ROOT / "app.yml").read_text())["default_permissions"]  # fmt: skip
+    assert (
+        manifest["default_permissions"]
+        == yaml.safe_load((ROOT / "app.yml").read_text())["default_permissions"]
+    )
     settings = home / "gitneural.env"
     assert stat.S_IMODE(settings.stat().st_mode) == 0o600
     text = settings.read_text()
@@ -204,17 +240,27 @@ def test_a_newcomer_registers_the_app_in_the_browser_and_gets_a_review(
     assert gh.webhook_secret and gh.webhook_secret in text
 
     # Then serve, with nothing but that file and a model key.
-    serve_env = {**env, "KIMI_API_KEY": world.stub.api_key, "KIMI_BASE_URL": world.stub.base_url,
-                 "GITNEURAL_DATA_DIR": str(tmp_path / "data"), **QUICK}  # fmt: skip
-    served = Started([str(venv / "gitneural"), "serve", "--port", str(serve_port),
-                      "--workers", "1"], serve_env, home, tmp_path / "serve.log")  # fmt: skip
+    serve_env = {
+        **env,
+        "KIMI_API_KEY": world.stub.api_key,
+        "KIMI_BASE_URL": world.stub.base_url,
+        "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
+        **QUICK,
+    }
+    served = Started(
+        [str(venv / "gitneural"), "serve", "--port", str(serve_port), "--workers", "1"],
+        serve_env,
+        home,
+        tmp_path / "serve.log",
+    )
     try:
         address = f"127.0.0.1:{serve_port}"
         served.wait_status(address, "/readyz")
         number = world.new_pull()
         body = encode(world.opened(number))
-        headers = headers_for("pull_request", body, delivery=str(uuid.uuid4()),
-                              secret=gh.webhook_secret)  # fmt: skip
+        headers = headers_for(
+            "pull_request", body, delivery=str(uuid.uuid4()), secret=gh.webhook_secret
+        )
         reply = http_post(address, "/webhook", body, headers)
         assert reply.status == 202, reply
         [review] = wait_for(lambda: world.reviews(number), "the review", 120, 0.2)

@@ -54,8 +54,19 @@ from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.webhooks import comment, headers_for, http_post, serve, variant
 from workers.celeryapp.ledger import job_scope
 
-LOGGED_LIBRARIES = ["github", "urllib3", "openai", "httpx2", "httpcore2", "werkzeug", "kombu",
-                    "celery", "requests", "pygit2", "flask"]  # fmt: skip
+LOGGED_LIBRARIES = [
+    "github",
+    "urllib3",
+    "openai",
+    "httpx2",
+    "httpcore2",
+    "werkzeug",
+    "kombu",
+    "celery",
+    "requests",
+    "pygit2",
+    "flask",
+]
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
 REVIEWS = f"/repos/{REPO}/pulls/1/reviews"
 
@@ -117,9 +128,14 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
     webhook_secret = "whsec-" + secrets.token_hex(16)
     data_dir = tmp_path / "data"
     with FakeGitHub(tmp_path / "gh") as gh, K3Stub(api_key=k3_key) as stub:
-        gh.create_repo(REPO, installation_id=1, files={
-            "people.py": ORIGINAL, ".gitneural.toml": '[review]\neffort = "low"\n',
-        })  # fmt: skip
+        gh.create_repo(
+            REPO,
+            installation_id=1,
+            files={
+                "people.py": ORIGINAL,
+                ".gitneural.toml": '[review]\neffort = "low"\n',
+            },
+        )
         gh.push(REPO, "feature", {"people.py": PLANTED}, "Tighten is_adult")
         gh.create_pull(REPO, head="feature", title="Tighten is_adult", body="Please review")
         grant_maintainers(gh, REPO)  # the /review comments are alice's
@@ -144,20 +160,36 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         opened = variant(
             "pull_request.opened.payload.json",
             **{
-                "repository.full_name": REPO, "number": 1, "pull_request.number": 1,
-                "pull_request.head.sha": head, "installation.id": 1,
+                "repository.full_name": REPO,
+                "number": 1,
+                "pull_request.number": 1,
+                "pull_request.head.sha": head,
+                "installation.id": 1,
             },
-        )  # fmt: skip
-        asks = [gh.add_issue_comment(REPO, 1, text, association="OWNER") for text in
-                ("/review effort=low", "/review full")]  # fmt: skip
+        )
+        asks = [
+            gh.add_issue_comment(REPO, 1, text, association="OWNER")
+            for text in ("/review effort=low", "/review full")
+        ]
         deliveries: list[tuple[str, Any, str]] = [("pull_request", opened, webhook_secret)]
         deliveries += [
-            ("issue_comment", comment(ask["body"], "OWNER", **{
-                "repository.full_name": REPO, "issue.number": 1, "comment.id": ask["id"],
-                "comment.user.login": ask["user"]["login"], "installation.id": 1,
-            }), webhook_secret)
+            (
+                "issue_comment",
+                comment(
+                    ask["body"],
+                    "OWNER",
+                    **{
+                        "repository.full_name": REPO,
+                        "issue.number": 1,
+                        "comment.id": ask["id"],
+                        "comment.user.login": ask["user"]["login"],
+                        "installation.id": 1,
+                    },
+                ),
+                webhook_secret,
+            )
             for ask in asks
-        ]  # fmt: skip
+        ]
         deliveries.append(("pull_request", opened, "not-" + webhook_secret))
         answers = []
         with serve(app) as address:
@@ -181,10 +213,15 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
             first = run_review_job(jobs[0], ctx)
         # Job 2: GitHub refuses the inline comments with a message echoing the token.
         token = ctx.tokens.get(1)
-        gh.fail("POST", REVIEWS, status=422, body={
-            "message": f"Unprocessable Entity for token {token}",
-            "errors": [f"x-access-token:{token} is not allowed here"],
-        })  # fmt: skip
+        gh.fail(
+            "POST",
+            REVIEWS,
+            status=422,
+            body={
+                "message": f"Unprocessable Entity for token {token}",
+                "errors": [f"x-access-token:{token} is not allowed here"],
+            },
+        )
         stub.push(submit(dict(PLANTED_BUG, title="Off-by-one again")))
         add_eyes_reaction(jobs[1], ctx)
         with job_scope(jobs[1].to_dict(), "job-2"):
@@ -208,8 +245,12 @@ def test_no_secret_in_any_log_line_or_posted_text(tmp_path: Path, debug_logs: Ca
         pem_lines = [
             line for line in gh.private_key_pem.splitlines() if line and "-----" not in line
         ]
-        forbidden = {"webhook secret": webhook_secret, "K3 API key": k3_key,
-                     "JWT header": jwt_header, "PEM header": "PRIVATE KEY-----"}  # fmt: skip
+        forbidden = {
+            "webhook secret": webhook_secret,
+            "K3 API key": k3_key,
+            "JWT header": jwt_header,
+            "PEM header": "PRIVATE KEY-----",
+        }
         forbidden |= {f"token {i}": t for i, t in enumerate(minted)}
         forbidden |= {f"private key line {i}": line for i, line in enumerate(pem_lines)}
 

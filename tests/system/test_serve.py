@@ -191,8 +191,12 @@ def test_with_nothing_set_serve_lists_every_missing_setting_in_one_run(tmp_path:
     assert head.startswith("gitneural: error: serve cannot start: 4 settings to fix")
     missing = [line.split()[0] for line in problems]
     # The model key too: serve no longer starts without one and says nothing.
-    assert missing == ["GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET",
-                       "KIMI_API_KEY"]  # fmt: skip
+    assert missing == [
+        "GITHUB_APP_ID",
+        "GITHUB_PRIVATE_KEY",
+        "GITHUB_WEBHOOK_SECRET",
+        "KIMI_API_KEY",
+    ]
     assert all("is not set: " in line for line in problems)
 
 
@@ -200,16 +204,33 @@ def test_bad_settings_are_listed_with_the_missing_ones(tmp_path: Path) -> None:
     (tmp_path / "gitneural.env").write_text(
         "# from gitneural setup\nGITHUB_WEBHOOK_SECRET='s3cret'\nGITNEURAL_REVIEW_DRAFTS=maybe\n"
     )
-    env = {"PATH": "/usr/bin:/bin", "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
-           "GITHUB_APP_ID": "twelve", "GITNEURAL_WORKER_CONCURRENCY": "0",
-           "GITNEURAL_BROKER_URL": "ftp://broker"}  # fmt: skip
-    result = subprocess.run([*GITNEURAL, "serve", "--worker"], env=env, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "GITNEURAL_DATA_DIR": str(tmp_path / "data"),
+        "GITHUB_APP_ID": "twelve",
+        "GITNEURAL_WORKER_CONCURRENCY": "0",
+        "GITNEURAL_BROKER_URL": "ftp://broker",
+    }
+    result = subprocess.run(
+        [*GITNEURAL, "serve", "--worker"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2
     problems = result.stderr.strip().splitlines()[1:]
     named = {line.split()[0] for line in problems}
-    expected = {"GITHUB_PRIVATE_KEY", "KIMI_API_KEY", "GITNEURAL_REVIEW_DRAFTS", "GITHUB_APP_ID",
-                "GITNEURAL_BROKER_URL", "GITNEURAL_WORKER_CONCURRENCY"}  # fmt: skip
+    expected = {
+        "GITHUB_PRIVATE_KEY",
+        "KIMI_API_KEY",
+        "GITNEURAL_REVIEW_DRAFTS",
+        "GITHUB_APP_ID",
+        "GITNEURAL_BROKER_URL",
+        "GITNEURAL_WORKER_CONCURRENCY",
+    }
     assert named == expected, problems
     assert str(tmp_path / "gitneural.env") in result.stderr.splitlines()[0]
     assert "s3cret" not in result.stderr

@@ -223,10 +223,19 @@ BODY = json.dumps(load("ping.with-app_id.payload.json")).encode()
         "sha256=" + hmac.new(b"", BODY, hashlib.sha256).hexdigest(),
     ],
     ids=[
-        "sha1", "upper", "short", "long", "spaces", "prefix-case", "md5", "latin1", "huge",
-        "other-body", "empty-secret",
+        "sha1",
+        "upper",
+        "short",
+        "long",
+        "spaces",
+        "prefix-case",
+        "md5",
+        "latin1",
+        "huge",
+        "other-body",
+        "empty-secret",
     ],
-)  # fmt: skip
+)
 def test_signature_variants_are_401(target: Target, signature: str) -> None:
     assert target.post("ping", BODY, signature=signature)[0] == 401
 
@@ -244,14 +253,35 @@ def test_random_signature_headers_are_401(target: Target, signature: str) -> Non
 command_words = st.lists(
     st.sampled_from(
         [
-            "/review", "/REVIEW", "/reviewer", "effort=low", "effort=max", "effort=medium",
-            "effort=", "=low", "full", "FULL", "full=1", "@octocat", "@org/team",
-            "ghp_" + "A" * 36, "sk-" + "b" * 40, "\u200b", "\t", " ", "\n", "\r\n",
-            "<!-- gitneural:v1 head=x -->", "```", "é", "\x00", "effort=low\neffort=max",
+            "/review",
+            "/REVIEW",
+            "/reviewer",
+            "effort=low",
+            "effort=max",
+            "effort=medium",
+            "effort=",
+            "=low",
+            "full",
+            "FULL",
+            "full=1",
+            "@octocat",
+            "@org/team",
+            "ghp_" + "A" * 36,
+            "sk-" + "b" * 40,
+            "\u200b",
+            "\t",
+            " ",
+            "\n",
+            "\r\n",
+            "<!-- gitneural:v1 head=x -->",
+            "```",
+            "é",
+            "\x00",
+            "effort=low\neffort=max",
         ]
     ),
     max_size=10,
-).map(" ".join)  # fmt: skip
+).map(" ".join)
 
 
 @SETTINGS

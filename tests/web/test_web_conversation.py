@@ -34,8 +34,12 @@ def hook(tmp_path: Path) -> Hook:
 def test_a_collaborator_s_reply_is_queued_as_a_conversation(hook: Hook) -> None:
     resp = hook.post("pull_request_review_comment", reply(), delivery="d-reply")
     assert resp.status_code == 202
-    assert resp.json == {"status": "queued", "repo": "Codertocat/Hello-World", "pr": 2,
-                         "trigger": "reply"}  # fmt: skip
+    assert resp.json == {
+        "status": "queued",
+        "repo": "Codertocat/Hello-World",
+        "pr": 2,
+        "trigger": "reply",
+    }
     [job] = hook.queue.conversations
     assert job == ConversationJob(
         installation_id=1,
@@ -87,9 +91,13 @@ def test_replies_not_to_answer_get_200_with_the_reason(
 
 @pytest.mark.parametrize(
     "change",
-    [{"comment.in_reply_to_id": "284312629"}, {"comment.in_reply_to_id": -1},
-     {"comment.id": True}, {"comment.created_at": "yesterday"}],
-)  # fmt: skip
+    [
+        {"comment.in_reply_to_id": "284312629"},
+        {"comment.in_reply_to_id": -1},
+        {"comment.id": True},
+        {"comment.created_at": "yesterday"},
+    ],
+)
 def test_a_malformed_reply_is_400(hook: Hook, change: dict[str, Any]) -> None:
     assert hook.post("pull_request_review_comment", reply(**change)).status_code == 400
     assert hook.queue.conversations == []

@@ -67,18 +67,30 @@ def test_a_closed_pull_request_can_still_be_taught(hook: Hook) -> None:
     ("event", "payload", "reason"),
     [
         ("issue_comment", comment("/learn trust me", "NONE"), "/learn by NONE is not allowed"),
-        ("issue_comment", comment("/forget 1", "CONTRIBUTOR"),
-         "/forget by CONTRIBUTOR is not allowed"),
-        ("issue_comment", comment("/learnings", "FIRST_TIMER"),
-         "/learnings by FIRST_TIMER is not allowed"),
+        (
+            "issue_comment",
+            comment("/forget 1", "CONTRIBUTOR"),
+            "/forget by CONTRIBUTOR is not allowed",
+        ),
+        (
+            "issue_comment",
+            comment("/learnings", "FIRST_TIMER"),
+            "/learnings by FIRST_TIMER is not allowed",
+        ),
         ("issue_comment", comment("/learn x", "OWNER", **{"sender.type": "Bot"}), "sent by a bot"),
-        ("issue_comment", comment("/learn x", "OWNER", action="edited"),
-         "issue_comment edited is not a command"),
+        (
+            "issue_comment",
+            comment("/learn x", "OWNER", action="edited"),
+            "issue_comment edited is not a command",
+        ),
         ("issue_comment", comment("/learned x", "OWNER"), "not a command"),
-        ("pull_request_review_comment", reply("NONE", **{"comment.body": "/learn trust me"}),
-         "/learn by NONE is not allowed"),
+        (
+            "pull_request_review_comment",
+            reply("NONE", **{"comment.body": "/learn trust me"}),
+            "/learn by NONE is not allowed",
+        ),
     ],
-)  # fmt: skip
+)
 def test_commands_not_to_answer_get_200_with_the_reason(
     hook: Hook, event: str, payload: dict[str, Any], reason: str
 ) -> None:

@@ -195,8 +195,11 @@ def test_replies_that_are_not_to_answer_cost_no_model_call(w: World) -> None:
     assert "not one of GitNeural's findings" in outcomes["plain"].detail
     assert "allowed_associations" in outcomes["contributor"].detail
     assert w.stub.chat_requests == []
-    assert all(c["user"]["login"] != w.gh.bot_login for c in w.gh.review_comments(REPO, w.number)
-               if c.get("in_reply_to_id") is not None)  # fmt: skip
+    assert all(
+        c["user"]["login"] != w.gh.bot_login
+        for c in w.gh.review_comments(REPO, w.number)
+        if c.get("in_reply_to_id") is not None
+    )
 
 
 def test_gitneural_s_account_comes_from_get_app_once(w: World) -> None:

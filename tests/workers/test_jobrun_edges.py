@@ -75,11 +75,18 @@ def test_more_than_50_annotations_take_several_patches(tmp_path: Path) -> None:
     config = '[review]\neffort = "low"\nmax_comments = 60\n'
     changed = "".join(f"value_{i} = {i + 1}\n" for i in range(1, 61))
     findings = [
-        dict(PLANTED_BUG, path="long.py", start_line=i, end_line=i, suggestion=None,
-             severity="nit", title=f"Constant {i} is off by one",
-             evidence=f"value_{i} = {i + 1}")
+        dict(
+            PLANTED_BUG,
+            path="long.py",
+            start_line=i,
+            end_line=i,
+            suggestion=None,
+            severity="nit",
+            title=f"Constant {i} is off by one",
+            evidence=f"value_{i} = {i + 1}",
+        )
         for i in range(1, 56)
-    ]  # fmt: skip
+    ]
     base = {".gitneural.toml": config, "long.py": LONG}
     with job_world(tmp_path, base_files=base, pr_files={"long.py": changed}) as w:
         w.stub.push(submit(*findings))

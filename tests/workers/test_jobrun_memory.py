@@ -120,8 +120,10 @@ def test_a_thumbs_down_counts_from_the_author_or_a_writer_only(tmp_path: Path) -
         assert reads == [f"/repos/{REPO}/collaborators/octocat/permission"]
         row = stored_finding(store, repo_id, w.number, top_fingerprint(top))
         assert row is not None and (row.state, row.dismissal_reason, row.dismissed_by) == (
-            "dismissed", "thumbs_down", "octocat",
-        )  # fmt: skip
+            "dismissed",
+            "thumbs_down",
+            "octocat",
+        )
         assert row.dismissal_scope == "pull_request"
         # A writer's 👎 on another PR's finding counts too.
         second = _second_pull(w, PLANTED.replace("'hi '", "'hello '"))
@@ -201,15 +203,21 @@ def test_a_resolved_job_records_the_dismissal_once_and_posts_nothing(tmp_path: P
 
         def resolved(comment_id: int, delivery: str) -> ConversationJob:
             return ConversationJob(
-                installation_id=1, repo=REPO, pr_number=w.number, trigger="resolved",
-                comment_id=comment_id, delivery_id=delivery, requested_by="alice",
-            )  # fmt: skip
+                installation_id=1,
+                repo=REPO,
+                pr_number=w.number,
+                trigger="resolved",
+                comment_id=comment_id,
+                delivery_id=delivery,
+                requested_by="alice",
+            )
 
         w.gh.resolve_thread(theirs["id"], user="carol")
         other = run_conversation(resolved(theirs["id"], "r-0"), w.ctx)
         assert (other.status, other.detail) == (
-            "ignored", "the thread is not one of GitNeural's findings",
-        )  # fmt: skip
+            "ignored",
+            "the thread is not one of GitNeural's findings",
+        )
         w.gh.resolve_thread(top["id"], user="alice")
         w.reset_calls()
         first = run_conversation(resolved(top["id"], "r-1"), w.ctx)
@@ -236,9 +244,14 @@ def test_a_thread_resolved_after_its_lines_changed_dismisses_nothing(tmp_path: P
         w.gh.push(REPO, "feature", {"people.py": PLANTED.replace("age > 18", "age > 17")})
         w.gh.resolve_thread(top["id"], user="alice")
         job = ConversationJob(
-            installation_id=1, repo=REPO, pr_number=w.number, trigger="resolved",
-            comment_id=top["id"], delivery_id="r-outdated", requested_by="alice",
-        )  # fmt: skip
+            installation_id=1,
+            repo=REPO,
+            pr_number=w.number,
+            trigger="resolved",
+            comment_id=top["id"],
+            delivery_id="r-outdated",
+            requested_by="alice",
+        )
         outcome = run_conversation(job, w.ctx)
         assert outcome.status == "ignored" and "outdated" in outcome.detail
 

@@ -141,9 +141,13 @@ def test_a_request_that_can_never_fit_or_not_in_time_says_so(kind: str, tmp_path
 
 def complete_all(stub: K3Stub, budget: RequestBudget | None, n: int) -> None:
     settings = LLMSettings(
-        api_key=stub.api_key, base_url=stub.base_url, effort="low", backoff_base=0.2,
-        max_retries=8, budget=budget,
-    )  # fmt: skip
+        api_key=stub.api_key,
+        base_url=stub.base_url,
+        effort="low",
+        backoff_base=0.2,
+        max_retries=8,
+        budget=budget,
+    )
     client = K3Client(settings)
     for _ in range(n):
         client.complete(USER, max_completion_tokens=100, stream=False)

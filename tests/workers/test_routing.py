@@ -87,8 +87,11 @@ def test_workers_consume_the_shared_queue_and_their_host_s_own() -> None:
     conf: dict[str, Any] = celery_config(amqp)
     queues = {q.name: q for q in conf["task_queues"]}
     assert set(queues) == {
-        "gitneural.reviews", "gitneural.reviews.w1", "gitneural.fast", "gitneural.conversations"
-    }  # fmt: skip
+        "gitneural.reviews",
+        "gitneural.reviews.w1",
+        "gitneural.fast",
+        "gitneural.conversations",
+    }
     assert all(q.durable and q.exchange.name == q.name for q in queues.values())
     assert queues["gitneural.reviews.w1"].queue_arguments == {"x-expires": HOST_QUEUE_EXPIRES_MS}
     assert conf["broker_transport_options"]["confirm_publish"] is True

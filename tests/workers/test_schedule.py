@@ -60,8 +60,7 @@ def sched(stores: Stores) -> Schedule:
 
 
 def job(inst: str, name: str, lane: str = "auto", home: str | None = None) -> QueuedJob:
-    payload: dict[str, Any] = {"installation_id": int(inst) if inst.isdigit() else 1,
-                               "name": name}  # fmt: skip
+    payload: dict[str, Any] = {"installation_id": int(inst) if inst.isdigit() else 1, "name": name}
     return QueuedJob(payload, seq=1, turn_key=inst, lane=lane, home=home)  # type: ignore[arg-type]
 
 

@@ -311,9 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token-lifetime", type=float, default=3600.0)
     args = parser.parse_args(argv)
     gh = FakeGitHub(
-        args.state_dir, app_id=args.app_id, host=args.host, port=args.port,
+        args.state_dir,
+        app_id=args.app_id,
+        host=args.host,
+        port=args.port,
         token_lifetime=args.token_lifetime,
-    )  # fmt: skip
+    )
     gh.start()
     key_path = args.state_dir / "app.pem"
     key_path.write_text(gh.private_key_pem)

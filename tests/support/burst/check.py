@@ -143,8 +143,11 @@ class BurstResult:
         ]
         if doubles:
             found.append(f"heads reviewed more than once: {doubles[:5]}")
-        newest = [pr for pr, heads in self.heads.items() if heads[-1] not in
-                  {sha for sha, _ in self.reviews.get(pr, [])}]  # fmt: skip
+        newest = [
+            pr
+            for pr, heads in self.heads.items()
+            if heads[-1] not in {sha for sha, _ in self.reviews.get(pr, [])}
+        ]
         if newest:
             found.append(f"PRs whose newest head has no review: {newest[:10]}")
         found += self.stale_reviews()[:5]

@@ -94,8 +94,10 @@ class BurstRig:
         state = self.root / "gh"
         state.mkdir(exist_ok=True)
         try:
-            fake = _start([sys.executable, "-m", "tests.fakes.github", "--state-dir", str(state)],
-                          self.root / "fakegithub.log")  # fmt: skip
+            fake = _start(
+                [sys.executable, "-m", "tests.fakes.github", "--state-dir", str(state)],
+                self.root / "fakegithub.log",
+            )
             self._procs.append(fake)
             wait_for(lambda: (state / "fakegithub.json").exists(), "the fake GitHub", 60)
             self.gh = FakeGitHubClient.from_state_dir(state)
