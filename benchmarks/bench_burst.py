@@ -49,33 +49,18 @@ def _rows(label: str, r: Any) -> list[Row]:
         row(f"{where}: answer p50", r.percentile(50) * 1000, "ms"),
         row(f"{where}: answer p90", r.percentile(90) * 1000, "ms"),
         row(f"{where}: answer p99", r.percentile(99) * 1000, "ms"),
-        row(
-            f"{where}: answer max",
-            slowest * 1000,
-            "ms",
-            f"< {ANSWER_LIMIT_S:g} s",
-            slowest < ANSWER_LIMIT_S,
-        ),
+        row(f"{where}: answer max", slowest * 1000, "ms", f"< {ANSWER_LIMIT_S:g} s",
+            slowest < ANSWER_LIMIT_S),
         row(f"{where}: answers not 2xx", not_2xx, "", "0", not_2xx == 0),
         row(f"{where}: reviews posted per PR head", most, "", "exactly 1", most == 1),
         row(f"{where}: heads reviewed", f"{len(per_head)} of {heads}"),
         row(f"{where}: reviews of a head no longer current", stale, "", "0", stale == 0),
-        row(
-            f"{where}: PRs with their newest head reviewed",
-            f"{newest} of {len(r.heads)}",
-            "",
-            "all",
-            newest == len(r.heads),
-        ),
+        row(f"{where}: PRs with their newest head reviewed", f"{newest} of {len(r.heads)}",
+            "", "all", newest == len(r.heads)),
         row(f"{where}: queue drained after the burst in", r.settle_seconds, "s"),
-        row(
-            f"{where}: every promise kept",
-            "; ".join(problems)[:300] or "yes",
-            "",
-            "no problem",
-            not problems,
-        ),
-    ]
+        row(f"{where}: every promise kept", "; ".join(problems)[:300] or "yes", "",
+            "no problem", not problems),
+    ]  # fmt: skip  # a table, kept compact
 
 
 def run(quick: bool = False) -> list[Row]:

@@ -167,26 +167,14 @@ def measure(count: int) -> Cost:
 def _cache_rows(where: str, name: str, r: Review, limit: PrefixLimit) -> list[Row]:
     ratio = r.cached_tokens / limit.tokens if limit.tokens else 0.0
     return [
-        row(
-            f"{where}: {name}: prompt from cache",
-            round(100 * r.cached_share, 1),
-            f"% of {r.prompt_tokens:,} tokens",
-        ),
-        row(
-            f"{where}: {name}: limit (prompt before the first change)",
-            round(100 * limit.share, 1),
-            "%",
-            "nothing changed before the pushed file",
-            limit.first_change_in_pushed_file,
-        ),
-        row(
-            f"{where}: {name}: cached / limit",
-            round(100 * ratio, 1),
-            "%",
-            f">= {CACHE_BUDGET:.0%}",
-            ratio >= CACHE_BUDGET,
-        ),
-    ]
+        row(f"{where}: {name}: prompt from cache",
+            round(100 * r.cached_share, 1), f"% of {r.prompt_tokens:,} tokens"),
+        row(f"{where}: {name}: limit (prompt before the first change)",
+            round(100 * limit.share, 1), "%", "nothing changed before the pushed file",
+            limit.first_change_in_pushed_file),
+        row(f"{where}: {name}: cached / limit",
+            round(100 * ratio, 1), "%", f">= {CACHE_BUDGET:.0%}", ratio >= CACHE_BUDGET),
+    ]  # fmt: skip  # a table, kept compact
 
 
 def _rows(c: Cost) -> list[Row]:
@@ -204,12 +192,9 @@ def _rows(c: Cost) -> list[Row]:
     scenarios = (
         ("re-review after a 1-line push", c.full_again, c.resync),
         ("/review full, same line pushed again", c.full_first, c.full_again),
-        (
-            f"/review full, 1st push (file {c.place + 1} of {c.files} by path)",
-            c.first,
-            c.full_first,
-        ),
-    )
+        (f"/review full, 1st push (file {c.place + 1} of {c.files} by path)",
+         c.first, c.full_first),
+    )  # fmt: skip  # a table, kept compact
     for name, previous, r in scenarios:
         limit = prefix_limit(previous.prompts, r.prompts, c.pushed)
         rows += _cache_rows(where, name, r, limit)

@@ -86,95 +86,32 @@ def _closed_port_url(template: str) -> str:
 
 #: (id, the row that fails, what its detail says, what its fix says, the changes)
 CASES: list[tuple[str, str, str, str, Callable[[], dict[str, str | None]]]] = [
-    (
-        "bad setting",
-        "settings",
-        "GITNEURAL_WORKER_CONCURRENCY must be a whole number",
-        "set it in the environment",
-        lambda: {"GITNEURAL_WORKER_CONCURRENCY": "many"},
-    ),
-    (
-        "no model key",
-        "model key",
-        "KIMI_API_KEY is not set",
-        "set KIMI_API_KEY",
-        lambda: {"KIMI_API_KEY": None},
-    ),
-    (
-        "model key rejected",
-        "model",
-        "rejected",
-        "KIMI_API_KEY to a valid key",
-        lambda: {"KIMI_API_KEY": "sk-not-the-stub-key"},
-    ),
-    (
-        "model server unreachable",
-        "model",
-        "cannot reach",
-        "check KIMI_BASE_URL",
-        lambda: {"KIMI_BASE_URL": _closed_port_url("http://127.0.0.1:{port}/v1")},
-    ),
-    (
-        "unknown model",
-        "model",
-        "kimi-k9",
-        "check GITNEURAL_MODEL",
-        lambda: {"GITNEURAL_MODEL": "kimi-k9"},
-    ),
-    (
-        "App key does not match",
-        "GitHub App",
-        "HTTP 401",
-        "download a new key",
-        lambda: {"GITHUB_PRIVATE_KEY": _another_key()},
-    ),
-    (
-        "no App id",
-        "GitHub App",
-        "GITHUB_APP_ID is not set",
-        "gitneural setup",
-        lambda: {"GITHUB_APP_ID": None},
-    ),
-    (
-        "no webhook secret",
-        "webhook secret",
-        "GITHUB_WEBHOOK_SECRET is not set",
-        "gitneural setup writes it",
-        lambda: {"GITHUB_WEBHOOK_SECRET": None},
-    ),
-    (
-        "short webhook secret",
-        "webhook secret",
-        "shorter than 16",
-        "long random secret",
-        lambda: {"GITHUB_WEBHOOK_SECRET": "short"},
-    ),
-    (
-        "broker down",
-        "broker",
-        "redis://127.0.0.1",
-        "start the broker",
-        lambda: {"GITNEURAL_BROKER_URL": _closed_port_url("redis://127.0.0.1:{port}/0")},
-    ),
-    (
-        "state store down",
-        "state store",
-        "does not answer",
-        "start Redis",
-        lambda: {"GITNEURAL_STATE_URL": _closed_port_url("redis://127.0.0.1:{port}/0")},
-    ),
-    (
-        "store down",
-        "store",
-        "127.0.0.1",
-        "start the database",
-        lambda: {
-            "GITNEURAL_DATABASE_URL": _closed_port_url(
-                "postgresql+psycopg://gitneural@127.0.0.1:{port}/gitneural"
-            )
-        },
-    ),
-]
+    ("bad setting", "settings", "GITNEURAL_WORKER_CONCURRENCY must be a whole number",
+     "set it in the environment", lambda: {"GITNEURAL_WORKER_CONCURRENCY": "many"}),
+    ("no model key", "model key", "KIMI_API_KEY is not set", "set KIMI_API_KEY",
+     lambda: {"KIMI_API_KEY": None}),
+    ("model key rejected", "model", "rejected", "KIMI_API_KEY to a valid key",
+     lambda: {"KIMI_API_KEY": "sk-not-the-stub-key"}),
+    ("model server unreachable", "model", "cannot reach", "check KIMI_BASE_URL",
+     lambda: {"KIMI_BASE_URL": _closed_port_url("http://127.0.0.1:{port}/v1")}),
+    ("unknown model", "model", "kimi-k9", "check GITNEURAL_MODEL",
+     lambda: {"GITNEURAL_MODEL": "kimi-k9"}),
+    ("App key does not match", "GitHub App", "HTTP 401", "download a new key",
+     lambda: {"GITHUB_PRIVATE_KEY": _another_key()}),
+    ("no App id", "GitHub App", "GITHUB_APP_ID is not set", "gitneural setup",
+     lambda: {"GITHUB_APP_ID": None}),
+    ("no webhook secret", "webhook secret", "GITHUB_WEBHOOK_SECRET is not set",
+     "gitneural setup writes it", lambda: {"GITHUB_WEBHOOK_SECRET": None}),
+    ("short webhook secret", "webhook secret", "shorter than 16", "long random secret",
+     lambda: {"GITHUB_WEBHOOK_SECRET": "short"}),
+    ("broker down", "broker", "redis://127.0.0.1", "start the broker",
+     lambda: {"GITNEURAL_BROKER_URL": _closed_port_url("redis://127.0.0.1:{port}/0")}),
+    ("state store down", "state store", "does not answer", "start Redis",
+     lambda: {"GITNEURAL_STATE_URL": _closed_port_url("redis://127.0.0.1:{port}/0")}),
+    ("store down", "store", "127.0.0.1", "start the database",
+     lambda: {"GITNEURAL_DATABASE_URL":
+              _closed_port_url("postgresql+psycopg://gitneural@127.0.0.1:{port}/gitneural")}),
+]  # fmt: skip  # a table, kept compact
 
 
 @pytest.mark.parametrize(

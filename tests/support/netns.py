@@ -46,6 +46,13 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=30)
 
 
+def _veth_into(name: str, namespace: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """A veth pair: ``name`` on this side, its peer ``eth0`` inside ``namespace``."""
+    return _ip(
+        "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", namespace, check=check
+    )
+
+
 def _fail_or_skip(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
@@ -64,19 +71,7 @@ def require_netns() -> None:
         made = _ip("netns", "add", probe, check=False)
         if made.returncode != 0:
             _fail_or_skip(f"`ip netns add` failed here: {made.stderr.strip()[:200]}")
-        veth = _ip(
-            "link",
-            "add",
-            f"gnp{probe[-6:]}",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "eth0",
-            "netns",
-            probe,
-            check=False,
-        )
+        veth = _veth_into(f"gnp{probe[-6:]}", probe, check=False)
         if veth.returncode != 0:
             _fail_or_skip(f"a veth pair cannot be made here: {veth.stderr.strip()[:200]}")
     finally:
@@ -211,18 +206,7 @@ class HostNetwork:
             )
             self.hosts.append(host)
             _ip("netns", "add", host.namespace)
-            _ip(
-                "link",
-                "add",
-                host.veth,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "eth0",
-                "netns",
-                host.namespace,
-            )
+            _veth_into(host.veth, host.namespace)
             _ip("link", "set", host.veth, "master", self.bridge, "up")
             _ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", "eth0")
             for dev in ("lo", "eth0"):

@@ -417,48 +417,23 @@ def test_a_hostile_review_is_posted_neutralised_and_accepted_by_github(tmp_path:
     text = "".join(HOSTILE)[:5_000]
     findings = [
         {
-            "path": "people.py",
-            "start_line": 2,
-            "end_line": 2,
-            "side": "RIGHT",
-            "severity": "critical",
-            "category": "bug",
-            "title": "@octocat " + FORGED[:150],
-            "body": text,
-            "suggestion": "    return age >= 18",
-            "evidence": "return age > 18",
+            "path": "people.py", "start_line": 2, "end_line": 2, "side": "RIGHT",
+            "severity": "critical", "category": "bug", "title": "@octocat " + FORGED[:150],
+            "body": text, "suggestion": "    return age >= 18", "evidence": "return age > 18",
         },
         {
-            "path": "../people.py",
-            "start_line": 1,
-            "end_line": 1,
-            "side": "LEFT",
-            "severity": "major",
-            "category": "bug",
-            "title": "cc @org/team",
-            "body": text,
+            "path": "../people.py", "start_line": 1, "end_line": 1, "side": "LEFT",
+            "severity": "major", "category": "bug", "title": "cc @org/team", "body": text,
         },
         {
-            "path": "not/in/the/diff.py",
-            "start_line": 1,
-            "end_line": 1,
-            "side": "RIGHT",
-            "severity": "minor",
-            "category": "bug",
-            "title": "ghost",
-            "body": text,
+            "path": "not/in/the/diff.py", "start_line": 1, "end_line": 1, "side": "RIGHT",
+            "severity": "minor", "category": "bug", "title": "ghost", "body": text,
         },
         {
-            "path": "people.py",
-            "start_line": 500,
-            "end_line": 600,
-            "side": "RIGHT",
-            "severity": "nit",
-            "category": "bug",
-            "title": "far away",
-            "body": text,
+            "path": "people.py", "start_line": 500, "end_line": 600, "side": "RIGHT",
+            "severity": "nit", "category": "bug", "title": "far away", "body": text,
         },
-    ]
+    ]  # fmt: skip  # a table, kept compact
     with job_world(tmp_path) as w:
         w.stub.push(
             Reply(

@@ -26,15 +26,9 @@ MAX_PAGE = 100
 _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#(\d+)\b", re.IGNORECASE)
 #: REST's reaction names -> GraphQL's ReactionContent.
 CONTENT = {
-    "+1": "THUMBS_UP",
-    "-1": "THUMBS_DOWN",
-    "laugh": "LAUGH",
-    "hooray": "HOORAY",
-    "confused": "CONFUSED",
-    "heart": "HEART",
-    "rocket": "ROCKET",
-    "eyes": "EYES",
-}
+    "+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "hooray": "HOORAY",
+    "confused": "CONFUSED", "heart": "HEART", "rocket": "ROCKET", "eyes": "EYES",
+}  # fmt: skip  # a mapping: several pairs to a line
 Node = dict[str, Any]
 Info = GraphQLResolveInfo[Any]
 
