@@ -103,13 +103,18 @@ def _name_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _python_files(*tops: str) -> Iterator[Path]:
+    """Every ``.py`` file under the given top-level folders, in a stable order."""
+    for top in tops:
+        yield from sorted((ROOT / top).rglob("*.py"))
+
+
 @cache
 def modules() -> dict[str, Module]:
     found = {}
-    for top in PRODUCT:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            found[_name_of(path)] = Module(_name_of(path), path, tree)
+    for path in _python_files(*PRODUCT):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found[_name_of(path)] = Module(_name_of(path), path, tree)
     return found
 
 
@@ -219,11 +224,10 @@ def test_no_import_cycle() -> None:
 
 def test_no_module_outside_the_tests_is_over_500_lines() -> None:
     long = []
-    for top in (*PRODUCT, "benchmarks"):
-        for path in sorted((ROOT / top).rglob("*.py")):
-            count = len(path.read_text(encoding="utf-8").splitlines())
-            if count > MAX_LINES:
-                long.append(f"{path.relative_to(ROOT)}: {count} lines")
+    for path in _python_files(*PRODUCT, "benchmarks"):
+        count = len(path.read_text(encoding="utf-8").splitlines())
+        if count > MAX_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {count} lines")
     assert long == []
 
 
@@ -233,12 +237,11 @@ FMT_SKIP = re.compile(r"#\s*fmt:\s*(?:skip|off)\b(.*)$")
 
 def test_no_fmt_skip_without_a_reason_beside_it() -> None:
     bare = []
-    for top in (*PRODUCT, "benchmarks", "tests"):
-        for path in sorted((ROOT / top).rglob("*.py")):
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                found = FMT_SKIP.search(line)
-                if found and not re.search(r"\w", found.group(1)):
-                    bare.append(f"{path.relative_to(ROOT)}:{number}")
+    for path in _python_files(*PRODUCT, "benchmarks", "tests"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found = FMT_SKIP.search(line)
+            if found and not re.search(r"\w", found.group(1)):
+                bare.append(f"{path.relative_to(ROOT)}:{number}")
     assert bare == []
 
 
