@@ -42,8 +42,17 @@ _SWEEP_LOCK = Path("/run/gitneural-test-netns.lock")
 _NAME = re.compile(r"^gn[hbv]-?([0-9a-f]{6})")
 
 
+class IpError(RuntimeError):
+    """An ``ip`` command refused: its arguments, exit status and what it said on stderr
+    (without it a failure in a busy run cannot be told apart from another)."""
+
+
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=30)
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+    if check and done.returncode != 0:
+        said = done.stderr.strip() or done.stdout.strip() or "(nothing on stderr)"
+        raise IpError(f"`ip {' '.join(args)}` exited {done.returncode}: {said[:500]}")
+    return done
 
 
 def _veth_into(name: str, namespace: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -180,22 +189,41 @@ class HostNetwork:
 
     def open(self) -> HostNetwork:
         require_netns()
-        sweep()
-        REGISTRY.mkdir(parents=True, exist_ok=True)
-        (REGISTRY / self.id).write_text(str(os.getpid()))
         try:
-            self._make()
+            self._make_bridge()
+            self._make_hosts()
         except BaseException:
             self.close()
             raise
         return self
 
-    def _make(self) -> None:
-        self._subnet = _free_subnet()
-        _ip("link", "add", self.bridge, "type", "bridge")
-        for address in (self.hub, self.git):
-            _ip("addr", "add", f"{address}/24", "dev", self.bridge)
-        _ip("link", "set", self.bridge, "up")
+    def _make_bridge(self) -> None:
+        """Registers the run, chooses a free /24 and makes the bridge with its addresses,
+        all under the sweep's lock, which every process of every run takes: two processes
+        cannot choose the same /24, and no sweep can read the registry before this run is
+        in it and the links after its bridge is made (and remove the bridge as a crashed
+        run's). A refusal there is tried once more with a fresh subnet and name."""
+        REGISTRY.mkdir(parents=True, exist_ok=True)
+        with sweep_lock():
+            sweep(lock_held=True)
+            for attempt in (1, 2):
+                (REGISTRY / self.id).write_text(str(os.getpid()))
+                try:
+                    self._subnet = _free_subnet()
+                    _ip("link", "add", self.bridge, "type", "bridge")
+                    for address in (self.hub, self.git):
+                        _ip("addr", "add", f"{address}/24", "dev", self.bridge)
+                    _ip("link", "set", self.bridge, "up")
+                    return
+                except IpError:
+                    _ip("link", "del", self.bridge, check=False)
+                    (REGISTRY / self.id).unlink(missing_ok=True)
+                    if attempt == 2:
+                        raise
+                    self.id = uuid.uuid4().hex[:6]
+                    self.bridge = f"gnb{self.id}"
+
+    def _make_hosts(self) -> None:
         for n in range(1, self._count + 1):
             host = NetHost(
                 n,

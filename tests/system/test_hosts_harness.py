@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,48 @@ def test_the_sweep_removes_what_a_crashed_run_left() -> None:
     assert {f"gnh-{run_id}-1", f"gnb{run_id}"} <= set(removed)
     assert leftovers(run_id) == []
     assert not (REGISTRY / run_id).exists()
+
+
+_STRESS_ROUND = """
+import sys
+from tests.support.netns import HostNetwork
+
+# One process's share of a round: two networks open at once, each one's bridge holding
+# the addresses it was given, then both closed.
+for _ in range(int(sys.argv[1])):
+    with HostNetwork(1) as first, HostNetwork(1) as second:
+        assert first.hub != second.hub, (first.hub, second.hub)
+        for net in (first, second):
+            shown = subprocess.run(
+                ["ip", "-o", "addr", "show", "dev", net.bridge],
+                capture_output=True, text=True, check=True,
+            ).stdout
+            assert f"{net.hub}/24" in shown and f"{net.git}/24" in shown, shown
+"""
+
+
+@pytest.mark.slow
+def test_twelve_networks_opened_by_six_processes_at_once_all_get_their_addresses() -> None:
+    """Six processes, each opening two networks at once and closing them, 20 rounds: the
+    subnet's choice, the bridge and its addresses must not race between processes (a
+    fresh-clone run saw `ip addr add` refused for a /24 another worker had taken), nor a
+    sweep remove a bridge another process had just made."""
+    require_netns()
+    script = "import subprocess\n" + _STRESS_ROUND
+    rounds = 20
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(rounds)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        for _ in range(6)
+    ]
+    failures = []
+    for run in runs:
+        out, _ = run.communicate(timeout=240)
+        if run.returncode != 0:
+            failures.append(out[-1500:])
+    assert failures == []
