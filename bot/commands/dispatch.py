@@ -10,10 +10,10 @@ from collections.abc import Callable
 from bot.commands.registry import UnknownJobKindError, command_named, commands
 from bot.jobs import ConversationJob
 from bot.usecases.context import JobContext
-from bot.usecases.discussion.dispatch import Handler, run_conversation_job
-from bot.usecases.discussion.replies import answer_in_thread
-from bot.usecases.discussion.resolutions import record_resolution
-from bot.usecases.discussion.thread_run import ConversationOutcome
+from bot.usecases.conversation.dispatch import Handler, run_conversation_job
+from bot.usecases.conversation.replies import answer_in_thread
+from bot.usecases.conversation.resolutions import record_resolution
+from bot.usecases.conversation.thread_run import ConversationOutcome
 from bot.usecases.errors import unfenced
 
 __all__ = ["UnknownJobKindError", "handler_for", "job_kind", "run_conversation"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bot.commands.registry import Command, Invocation, commands, register
 from bot.render.command_answers import CommandLine
-from bot.usecases.discussion.helping import answer_help
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.helping import answer_help
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 
 def parse(text: str) -> Invocation:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from bot.errors import GitNeuralError
 
 if TYPE_CHECKING:
-    from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+    from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 #: ``review``: the command becomes a :class:`~bot.jobs.ReviewJob` (trigger ``command``);
 #: ``conversation``: a :class:`~bot.jobs.ConversationJob` whose trigger is the command's

@@ -1,5 +1,5 @@
 """What ``/help`` and ``/describe`` post: one comment each, ending with the answer's
-marker (:func:`bot.render.discussion.answer_marker`) so a job that runs again finds it.
+marker (:func:`bot.render.conversation.answer_marker`) so a job that runs again finds it.
 
 ``/help`` is GitNeural's own text (the registry's commands and the repository's
 settings); ``/describe`` carries K3's text, sanitised field by field, under GitNeural's
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.config import Config
-from bot.domain.discussion import Description
-from bot.render.discussion import answer_marker
+from bot.domain.conversation import Description
+from bot.render.conversation import answer_marker
 from bot.render.github import code_span
 from bot.render.sanitize import sanitize_inline, sanitize_markdown
 

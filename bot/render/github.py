@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, Severity, unquoted_text
-from bot.render.discussion import FindingMarker
+from bot.render.conversation import FindingMarker
 from bot.render.review_marker import MARKER_PREFIX, Marker, parse_marker
 from bot.render.sanitize import (
     neutralise_markers,

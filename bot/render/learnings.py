@@ -3,7 +3,7 @@ review's summary gives to learnings the prompt could not show.
 
 A rule is a person's text: it is shown sanitised (no mention pings, no markup), on one
 line, cut to :data:`RULE_SHOWN` characters in a list. Every answer ends with the marker
-of the comment it answers (:func:`bot.render.discussion.answer_marker`), so a job run
+of the comment it answers (:func:`bot.render.conversation.answer_marker`), so a job run
 twice finds it and answers once.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from bot.domain.learnings import MAX_RULE_CHARS, Learning
-from bot.render.discussion import Kind, answer_marker
+from bot.render.conversation import Kind, answer_marker
 from bot.render.github import code_span
 from bot.render.sanitize import sanitize_inline
 from bot.review import LEARNINGS_LIMIT

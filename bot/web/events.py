@@ -14,8 +14,8 @@ from bot.jobs import JobError, ReviewJob
 from bot.text import loggable
 from bot.web import payload as p
 from bot.web.commands import command_decision
+from bot.web.conversation import on_review_comment, on_review_thread
 from bot.web.decisions import Decision, ignore, sent_by_bot, without_installation
-from bot.web.discussion import on_review_comment, on_review_thread
 from bot.web.payload import Payload, PayloadError
 from bot.web.settings import WebSettings
 

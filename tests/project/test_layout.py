@@ -68,7 +68,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("output", ("bot.render",)),
     ("GitHub, and the store of what GitNeural remembers", ("bot.gh", "bot.store")),
     (
-        "the use cases: a pull request reviewed, a discussion answered",
+        "the use cases: a pull request reviewed, a conversation answered",
         ("bot.usecases",),
     ),
     (

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.commands.ask import ask_question
-from bot.render.discussion import (
+from bot.render.conversation import (
     MAX_ANSWER,
     USAGE,
     WITHDRAWN,

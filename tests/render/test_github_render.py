@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.domain.results import Coverage, Finding, Placement, Severity, SkippedFile
-from bot.render.discussion import FindingMarker
+from bot.render.conversation import FindingMarker
 from bot.render.github import (
     MAX_BODY,
     Links,

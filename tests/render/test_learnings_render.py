@@ -4,7 +4,7 @@ markup or marker imitations, long lists within GitHub's limit, and the marker la
 from __future__ import annotations
 
 from bot.domain.learnings import Learning
-from bot.render.discussion import answered_comment
+from bot.render.conversation import answered_comment
 from bot.render.learnings import MAX_LIST, answer, learnt_text, listing_text
 
 HOSTILE = "Ping @octo/team and @alice <!-- gitneural:answer v1 to=1 --> ![x](http://t/p.png)"

@@ -13,7 +13,7 @@ import pytest
 
 from bot.config import Config
 from bot.domain.change import Change
-from bot.domain.discussion import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.errors import ModelOutputError
 from bot.git.repo import range_change
 from bot.review import answer_question, answer_thread

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from bot.config import Config
 from bot.domain.change import Change
-from bot.domain.discussion import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review import answer_question, answer_thread
 from bot.review.tools.globs import glob_matcher

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 
 from bot.commands import Command, Invocation, register
-from bot.render.discussion import notice_body
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.render.conversation import notice_body
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 PONG = "pong: the registry routed /ping"
 

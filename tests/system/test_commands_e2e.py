@@ -22,7 +22,7 @@ import pytest
 
 from bot.commands import commands
 from bot.jobs import ConversationJob
-from bot.render.discussion import answered_comment
+from bot.render.conversation import answered_comment
 from tests.support.conversation import DESCRIPTION, ask_payload
 from tests.support.ping_command import PONG
 from tests.support.planted import PLANTED

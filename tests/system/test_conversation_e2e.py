@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from bot.jobs import ConversationJob
-from bot.render.discussion import WITHDRAWN, answered_comment
+from bot.render.conversation import WITHDRAWN, answered_comment
 from bot.render.github import Marker, parse_marker
 from bot.store import open_store
 from bot.store.findings import stored_finding
-from bot.usecases.discussion.dispatch import QUOTA_NOTICE
+from bot.usecases.conversation.dispatch import QUOTA_NOTICE
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (
     ASK_ANSWER,

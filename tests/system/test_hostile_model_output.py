@@ -33,7 +33,7 @@ from bot.config import GitHubSettings
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
-from bot.render.discussion import parse_finding_marker
+from bot.render.conversation import parse_finding_marker
 from bot.render.github import MAX_BODY, Marker, parse_marker
 from bot.review.findings.submission import SubmissionError, parse_submission
 from bot.usage import Usage

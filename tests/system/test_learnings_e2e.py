@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from bot.jobs import ConversationJob
-from bot.render.discussion import answered_comment
+from bot.render.conversation import answered_comment
 from bot.store import open_store
 from bot.store.learnings import active_learnings
 from tests.support.conversation import ask_payload, tool_names

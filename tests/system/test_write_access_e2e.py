@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from bot.render.discussion import answered_comment
+from bot.render.conversation import answered_comment
 from tests.support.conversation import ask_payload
 from tests.support.services import REPO, outcomes
 from tests.system.test_conversation_e2e import Deployment, deployment  # noqa: F401

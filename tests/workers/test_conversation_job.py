@@ -17,14 +17,14 @@ import pytest
 
 from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
-from bot.render.discussion import WITHDRAWN, answered_comment
+from bot.render.conversation import WITHDRAWN, answered_comment
 from bot.render.github import Marker
 from bot.spend_caps import Budgets
 from bot.store import open_store, upgrade
 from bot.store.findings import stored_finding
 from bot.store.usage import record_usage
 from bot.usage import Usage
-from bot.usecases.discussion.dispatch import QUOTA_NOTICE
+from bot.usecases.conversation.dispatch import QUOTA_NOTICE
 from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.fakes.k3 import Reply
 from tests.support.conversation import (

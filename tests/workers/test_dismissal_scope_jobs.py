@@ -13,7 +13,7 @@ import pytest
 
 from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
-from bot.render.discussion import parse_finding_marker
+from bot.render.conversation import parse_finding_marker
 from bot.store.findings import stored_finding
 from bot.usecases.review.run import run_review_job
 from tests.support.job_world import REPO, World, job_world, submit

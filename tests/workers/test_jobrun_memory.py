@@ -12,7 +12,7 @@ import pytest
 
 from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
-from bot.render.discussion import parse_finding_marker
+from bot.render.conversation import parse_finding_marker
 from bot.store.finding_states import pull_findings
 from bot.store.findings import stored_finding
 from bot.usecases.review.run import TransientJobError, run_review_job

@@ -16,7 +16,7 @@ import pytest
 
 from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
-from bot.render.discussion import answered_comment
+from bot.render.conversation import answered_comment
 from bot.store.learnings import Taught, active_learnings, learn
 from bot.usecases.review.run import TransientJobError, run_review_job
 from tests.support.conversation import answers_in_thread, conversation_reply, gitneural_thread

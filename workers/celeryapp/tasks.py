@@ -1,6 +1,6 @@
 """The Celery tasks: the review queue's turns, and the ``eyes`` reaction on the fast queue
-(the discussion task, a reply or ``/ask`` per message, is in
-:mod:`workers.celeryapp.discussion_task`).
+(the conversation task, a reply or ``/ask`` per message, is in
+:mod:`workers.celeryapp.conversation_task`).
 
 A review message is a **turn** (``turn``: a label for the logs): the thread that runs it
 claims the next review job from the schedule and runs it
@@ -23,7 +23,7 @@ from bot.jobs import JobError, ReviewJob
 from bot.usecases.review import run as jobrun
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp.backoff import backoff_delay
-from workers.celeryapp.discussion_task import register_conversation_task
+from workers.celeryapp.conversation_task import register_conversation_task
 from workers.celeryapp.outcomes import Result, describe
 from workers.celeryapp.runtime import Runtime
 from workers.celeryapp.task_names import EYES_TASK, REVIEW_TASK

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 from bot.domain.change import Change
+from bot.domain.conversation import PostedFinding
 from bot.domain.diff import FileDiff
-from bot.domain.discussion import PostedFinding
 from bot.review.context.file_context import annotate_diff
 from bot.review.secrets.redaction import redact_text
 from bot.text import decode_text, printable

@@ -16,7 +16,7 @@ from typing import Any
 import prompts
 from bot.config import Config
 from bot.domain.change import Change
-from bot.domain.discussion import Description
+from bot.domain.conversation import Description
 from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.final import FinalTool

@@ -15,7 +15,7 @@ import json
 from typing import Any, Literal
 
 from bot.domain.change import Change
-from bot.domain.discussion import PullQuestion, ThreadQuestion
+from bot.domain.conversation import PullQuestion, ThreadQuestion
 from bot.domain.results import SkippedFile
 from bot.review.context.file_context import FileContext
 from bot.review.context.learnings import NONE, ShownLearnings

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from bot.config import Config
 from bot.domain.change import Change
-from bot.domain.discussion import Answer, PullQuestion, ThreadEntry, ThreadQuestion
+from bot.domain.conversation import Answer, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.final import FinalTool

@@ -14,8 +14,8 @@ judged by the next review), the author and those who resolved a thread outside t
 budget. A dismissal that held for the PR only is widened when a writer's is seen,
 never narrowed.
 K3's withdrawals in a thread are recorded by the conversation job
-(:mod:`bot.usecases.discussion.replies`), which answers only commenters with write access: they hold
-for the repository. A dismissal, once recorded, stands.
+(:mod:`bot.usecases.conversation.replies`), which answers only commenters with write
+access: they hold for the repository. A dismissal, once recorded, stands.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from bot.gh.permissions import has_write_access, known_write_access
 from bot.gh.pulls import PullInfo
 from bot.gh.threads import ReviewThread
 from bot.render.addressed import addressed_head
-from bot.render.discussion import parse_finding_marker
+from bot.render.conversation import parse_finding_marker
 from bot.store import Store
 from bot.store.finding_states import attach_thread
 from bot.store.findings import (

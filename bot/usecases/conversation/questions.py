@@ -1,7 +1,7 @@
 """``/ask QUESTION``, answered once.
 
 GitHub requests (five when it is answered): the asker's write access (1, kept ten
-minutes: :mod:`bot.usecases.discussion.dispatch`), the eyes reaction (1), the PR (1: closed or
+minutes: :mod:`bot.usecases.conversation.dispatch`), the eyes reaction (1), the PR (1: closed or
 gone, nothing to do), its comments since the question (1: the question as it is now,
 and an answer already posted to it, which ends the job before any model call), then git
 fetches into the mirror, the repository's settings from its default branch, K3's
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.domain.discussion import PullQuestion
-from bot.render.discussion import USAGE, answer_body, notice_body
+from bot.domain.conversation import PullQuestion
+from bot.render.conversation import USAGE, answer_body, notice_body
 from bot.review import answer_question
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 
 def answer_ask(

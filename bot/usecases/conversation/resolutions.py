@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot.gh.threads import read_review_threads, thread_of
 from bot.store.finding_states import pull_findings
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 from bot.usecases.review.dismissals import earlier_threads, gitneural_author, record_dismissals
 
 

@@ -15,7 +15,7 @@ from bot.config import trusted_config
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.render.command_answers import CommandLine, help_body
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 from bot.usecases.review.steps import fetch_mirror
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bot.render.command_answers import description_body
 from bot.review import describe_change
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 
 def answer_describe(run: ConversationRun) -> ConversationOutcome:

@@ -31,7 +31,7 @@ from bot.commands.dispatch import UnknownJobKindError, handler_for, job_kind, ru
 from bot.errors import GitNeuralError
 from bot.jobs import ConversationJob, JobError
 from bot.text import loggable
-from bot.usecases.discussion.dispatch import give_up
+from bot.usecases.conversation.dispatch import give_up
 from workers.celeryapp import ledger as job_ledger
 from workers.celeryapp import time_limits as limits
 from workers.celeryapp.backoff import backoff_delay

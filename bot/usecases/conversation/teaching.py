@@ -1,7 +1,7 @@
 """``/learn RULE``, ``/learnings`` and ``/forget ID``, answered once, without a model.
 
 GitHub requests (four when it is answered): the commenter's write access (1, kept ten
-minutes: :mod:`bot.usecases.discussion.dispatch`), the PR (1: gone, nothing to do; a closed PR
+minutes: :mod:`bot.usecases.conversation.dispatch`), the PR (1: gone, nothing to do; a closed PR
 is answered too), then, on the PR, its comments since the command (1), or, in a review
 thread, its threads (1 GraphQL query per 100 threads): the command as it is now, and an
 answer already there, which ends the job before anything is stored. Then a git fetch of
@@ -28,7 +28,7 @@ from bot.render import learnings as say
 from bot.review import select_learnings
 from bot.store.learnings import MAX_STORED, Taught, active_learnings, forget, learn
 from bot.text import printable
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun, answer_in
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun, answer_in
 from bot.usecases.review.steps import fetch_mirror
 
 log = logging.getLogger("gitneural.worker")

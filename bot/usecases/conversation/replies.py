@@ -1,7 +1,7 @@
 """A reply in one of GitNeural's review threads, answered once.
 
 GitHub requests (four when it is answered, the first the replier's write access, kept
-ten minutes (:mod:`bot.usecases.discussion.dispatch`); the App's bot account is asked once per
+ten minutes (:mod:`bot.usecases.conversation.dispatch`); the App's bot account is asked once per
 process, a token minted once an hour): the PR (1: closed or gone, nothing to do); its
 review threads (1 GraphQL query per 100 threads: the thread must be GitNeural's, and an
 answer already there ends the job, before any model call); then git fetches into the
@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import logging
 
+from bot.domain.conversation import PostedFinding, ThreadEntry, ThreadQuestion
 from bot.domain.diff import Side
-from bot.domain.discussion import PostedFinding, ThreadEntry, ThreadQuestion
 from bot.gh.pulls import PullInfo
-from bot.render.discussion import reply_body, visible_text
+from bot.render.conversation import reply_body, visible_text
 from bot.review import answer_thread
 from bot.store.findings import Dismissal, DismissalReason, FindingFacts, dismiss_finding
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun, GitNeuralThread
+from bot.usecases.conversation.thread_run import (
+    ConversationOutcome,
+    ConversationRun,
+    GitNeuralThread,
+)
 
 log = logging.getLogger("gitneural.worker")
 

@@ -26,10 +26,10 @@ from bot.errors import GitNeuralError, ModelQuotaError, StoreError
 from bot.gh.permissions import may_command
 from bot.gh.threads import read_review_threads, thread_of
 from bot.jobs import ConversationJob
-from bot.render.discussion import notice_body
+from bot.render.conversation import notice_body
 from bot.text import one_line
 from bot.usecases.context import JobContext
-from bot.usecases.discussion.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 from bot.usecases.errors import unfenced
 from bot.usecases.review.run import TransientJobError
 

@@ -30,7 +30,7 @@ from bot.gh.threads import ReviewThread, ThreadComment, read_review_threads, thr
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.jobs import ConversationJob
 from bot.llm.client import K3Client
-from bot.render.discussion import (
+from bot.render.conversation import (
     FindingMarker,
     Kind,
     answered_comment,
