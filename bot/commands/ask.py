@@ -7,7 +7,7 @@ with nothing asked is answered with the usage, without a model call.
 from __future__ import annotations
 
 from bot.commands.registry import Command, Invocation, find_command, register
-from bot.usecases.conversation.questions import answer_ask
+from bot.usecases.conversation.ask import answer_ask
 
 
 def parse(text: str) -> Invocation:

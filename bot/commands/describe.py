@@ -8,7 +8,7 @@ reach K3 fenced as untrusted text (the author's claims, checked against the code
 from __future__ import annotations
 
 from bot.commands.registry import Command, Invocation, register
-from bot.usecases.conversation.describing import answer_describe
+from bot.usecases.conversation.describe import answer_describe
 
 
 def parse(text: str) -> Invocation:

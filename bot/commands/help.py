@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.commands.registry import Command, Invocation, commands, register
 from bot.render.command_answers import CommandLine
-from bot.usecases.conversation.helping import answer_help
+from bot.usecases.conversation.help import answer_help
 from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 
 

@@ -12,9 +12,9 @@ from typing import cast
 
 from bot.commands.registry import Command, Invocation, find_command, register
 from bot.domain.learnings import LearningCommand, LearningName
-from bot.usecases.conversation.teaching import answer_learning
+from bot.usecases.conversation.learn import answer_learning
 
-#: The commands :func:`bot.usecases.conversation.teaching.answer_learning` answers.
+#: The commands :func:`bot.usecases.conversation.learn.answer_learning` answers.
 LEARNING_COMMANDS = frozenset({"learn", "learnings", "forget"})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.commands.learn import learning_command
 from bot.commands.registry import Command, Invocation, register
-from bot.usecases.conversation.teaching import answer_learning
+from bot.usecases.conversation.learn import answer_learning
 
 
 def parse(text: str) -> Invocation:
