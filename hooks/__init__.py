@@ -1,0 +1,1 @@
+"""The pre-commit hook: one staged review, its policy, its cache."""

@@ -1,0 +1,1 @@
+"""The App's Celery side: settings, the Celery app and tasks, the schedule, shared state."""

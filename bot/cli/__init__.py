@@ -1,0 +1,1 @@
+"""The `gitneural` command line, which starts every entrance."""

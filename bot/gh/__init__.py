@@ -1,0 +1,1 @@
+"""GitHub through PyGithub and GraphQL, by subject: pull requests, reviews, check runs, threads."""

@@ -1,0 +1,1 @@
+"""What the App's worker, the Action and `review --pr` all run; no Celery, no Flask."""

@@ -1,0 +1,1 @@
+"""The webhook's Flask app: signatures, the delivery log, routing, operations pages."""

@@ -1,0 +1,1 @@
+"""The connection to GitHub: credentials, installation tokens, clients, retries, error text."""

@@ -1,0 +1,1 @@
+"""One conversation job: a reply in GitNeural's thread, or a comment command, answered once."""

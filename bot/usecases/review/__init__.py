@@ -1,0 +1,1 @@
+"""One review job, from the pull request read to the review posted and the check run completed."""
