@@ -15,8 +15,14 @@ def rsa_pem() -> str:
     return new_rsa_pem()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The slowest tests first (tests/support/slow_first.py says why); the sort is stable,
     # so every other test keeps its place, and each xdist worker computes the same order.
+    # The list is also the `slow` mark: what it names leaves the fast lane
+    # (`pytest -m "not slow"`). First, so that `-m` deselects by the mark given here.
     slowest = listed()
+    for item in items:
+        if rank(item.nodeid, slowest) < len(slowest):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: rank(item.nodeid, slowest))

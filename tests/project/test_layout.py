@@ -399,3 +399,18 @@ def test_the_action_and_review_pr_reach_nothing_in_workers() -> None:
         if name == "workers" or name.startswith("workers.")
     }
     assert starts and reached == set()
+
+
+#: One word per idea: a reply, a question or a command answered is a "conversation".
+RETIRED_WORDS = ("discussion",)
+
+
+def test_no_module_or_folder_is_named_with_a_retired_word() -> None:
+    named = [
+        path.relative_to(ROOT).as_posix()
+        for top in (*PRODUCT, "tests", "benchmarks")
+        for path in (ROOT / top).rglob("*")
+        if "__pycache__" not in path.parts
+        and any(word in path.name.lower() for word in RETIRED_WORDS)
+    ]
+    assert named == []

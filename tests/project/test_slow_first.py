@@ -44,3 +44,15 @@ def test_the_committed_list_names_tests_that_exist(request: pytest.FixtureReques
         if test.split("::")[0] in files and not any(t.startswith(test) for t in collected)
     ]
     assert stale == []
+
+
+def test_every_listed_test_is_marked_slow_and_so_leaves_the_fast_lane(
+    request: pytest.FixtureRequest,
+) -> None:
+    slowest = listed()
+    listed_here = [
+        item for item in request.session.items if rank(item.nodeid, slowest) < len(slowest)
+    ]
+    assert [item.nodeid for item in listed_here if item.get_closest_marker("slow") is None] == []
+    # And the mark is what `-m "not slow"` reads: this very test is not listed, so not slow.
+    assert request.node.get_closest_marker("slow") is None
