@@ -11,8 +11,13 @@ no start-up time.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
+import shlex
+import sys
 from typing import Final
+from urllib.parse import unquote, urlparse
 
 from bot.errors import ConfigError
 
@@ -44,6 +49,30 @@ def missing(extra: str) -> list[str]:
     return [m for m in EXTRAS[extra] if importlib.util.find_spec(m) is None]
 
 
+def _installed_from() -> str | None:
+    """Where this GitNeural was installed from, when it was a local folder or wheel (a
+    clone, ``pip install .``), as pip recorded it (PEP 610's ``direct_url.json``)."""
+    # Every record of the name: a source tree's own egg-info may come first on sys.path.
+    records = [
+        d.read_text("direct_url.json") for d in importlib.metadata.distributions(name="gitneural")
+    ]
+    try:
+        url = str(json.loads(next((r for r in records if r), "{}")).get("url", ""))
+    except (ValueError, AttributeError):
+        return None
+    parsed = urlparse(url)
+    return unquote(parsed.path) if parsed.scheme == "file" and parsed.path else None
+
+
+def install_command(extra: str) -> str:
+    """The command that installs ``extra`` into this very environment: from the folder or
+    wheel GitNeural came from when it was installed from one (no release need exist),
+    else from the package index."""
+    source = _installed_from()
+    wanted = f"{source}[{extra}]" if source else f"gitneural[{extra}]"
+    return f"{shlex.quote(sys.executable)} -m pip install {shlex.quote(wanted)}"
+
+
 def require(extra: str, what: str) -> None:
     """Raise one line naming the install command when ``extra`` is not (wholly) installed;
     ``what`` says who needs it ("gitneural serve")."""
@@ -51,5 +80,5 @@ def require(extra: str, what: str) -> None:
     if absent:
         raise MissingExtraError(
             f"{what} needs the {extra!r} extra ({', '.join(absent)} not installed): "
-            f"pip install 'gitneural[{extra}]'"
+            f"{install_command(extra)}"
         )

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -138,11 +140,13 @@ def test_the_extras_split_the_server_from_the_default_install() -> None:
 
 @pytest.fixture(scope="session")
 def light_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtual environment with ``pip install <this project>`` and no extra (once)."""
+    """A virtual environment with the wheel ``python -m build`` makes of this project and
+    no extra, as a release would install it (once)."""
     where = tmp_path_factory.mktemp("light-venv") / "venv"
     venv.EnvBuilder(with_pip=True).create(where)
+    [wheel] = built(tmp_path_factory).glob("*.whl")
     done = subprocess.run(
-        [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", str(ROOT)],
+        [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -151,11 +155,30 @@ def light_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
+_BUILT: list[Path] = []
+
+
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel of this project, as the release workflow makes them."""
+    if not _BUILT:
+        out = tmp_path_factory.mktemp("dist")
+        done = subprocess.run(
+            [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        _BUILT.append(out)
+    return _BUILT[0]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the install fetches every package from the index
 def test_the_light_install_reviews_a_repository_and_lacks_the_server(
-    light_venv: Path, planted: Path
+    light_venv: Path, planted: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    [wheel] = built(tmp_path_factory).glob("*.whl")
     python = str(light_venv / "bin" / "python")
     present = subprocess.run(
         [
@@ -193,4 +216,32 @@ def test_the_light_install_reviews_a_repository_and_lacks_the_server(
         )
         assert refused.returncode == 2, refused.stderr
         [line] = refused.stderr.splitlines()
-        assert "pip install 'gitneural[app]'" in line and f"gitneural {command[0]}" in line
+        # The one install command that works here: from the wheel it came from, since
+        # no release need exist on the index.
+        assert f"-m pip install '{wheel}[app]'" in line and f"gitneural {command[0]}" in line
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_release_build_passes_twine_and_ships_no_private_file(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    dist = built(tmp_path_factory)
+    files = sorted(dist.iterdir())
+    assert [f.suffix for f in files] == [".gz", ".whl"]
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
+    with tarfile.open(files[0]) as sdist:
+        names = sdist.getnames()
+    with zipfile.ZipFile(files[1]) as wheel:
+        shipped = wheel.namelist()
+    # The package data a review cannot run without, in the wheel.
+    assert {"prompts/change.md.j2", "bot/gh/app.yml"} <= set(shipped)
+    names += shipped
+    private = [n for n in names if n.endswith(".env") or "/.git/" in n or "/.venv/" in n]
+    assert private == []

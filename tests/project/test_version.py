@@ -64,3 +64,14 @@ def test_the_changelog_has_the_version() -> None:
     assert "## [Unreleased]" in changelog
     heading = rf"^## \[{re.escape(bot.__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$"
     assert re.search(heading, changelog, re.MULTILINE)
+
+
+def test_the_changelogs_newest_release_is_the_version() -> None:
+    """`--version` and the pins name the changelog's newest release: what a user installs
+    from the tag is what the changelog says it holds."""
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", _changelog(), re.M)
+    assert released and released[0] == bot.__version__
+
+
+def _changelog() -> str:
+    return (ROOT / "CHANGELOG.md").read_text("utf-8")
