@@ -21,9 +21,9 @@ def _workflow() -> dict[Any, Any]:
 
 
 def test_the_release_workflow_validates_against_githubs_schema() -> None:
+    schema = ["--builtin-schema", "vendor.github-workflows"]
     checked = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows"]
-        + [str(WORKFLOW)],
+        [sys.executable, "-m", "check_jsonschema", *schema, str(WORKFLOW)],
         capture_output=True,
         text=True,
     )
