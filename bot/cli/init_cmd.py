@@ -3,8 +3,10 @@
 ``.gitneural.toml`` with every setting at its default (commented, made from the settings'
 definitions); with ``--hook`` the pre-commit framework's entry (``.pre-commit-config.yaml``,
 appended to when it exists); with ``--action`` the workflow
-(``.github/workflows/gitneural.yml``). It says which files it writes before writing them,
-writes no other, and overwrites none without ``--force``: every file is checked before
+(``.github/workflows/gitneural.yml``). It adds what is missing and keeps what is there:
+``init --hook`` after ``init`` adds the hook and leaves the settings the user edited
+alone. ``--force`` replaces an existing file only after saying so, and keeps the old one
+beside it (``NAME.bak``): nothing the user wrote is lost. Every file is planned before
 the first is written, so a refusal leaves the repository as it was. The one command of
 GitNeural that writes into a work tree, and only because it is asked to.
 """
@@ -37,15 +39,16 @@ def add_parser(commands: Any) -> None:
         description=f"Write {CONFIG_FILE} at the top of the repository: every setting at its "
         "default, commented out. --hook adds GitNeural to the pre-commit framework's "
         f"{PRE_COMMIT_CONFIG} (appended when it exists); --action writes the GitHub Action's "
-        f"workflow, {WORKFLOW}. Existing files are not overwritten without --force.",
+        f"workflow, {WORKFLOW}. What exists already is kept (--force replaces it, keeping "
+        "the old file as NAME.bak).",
     )
     p.add_argument("--hook", action="store_true", help=f"add the hook to {PRE_COMMIT_CONFIG}")
     p.add_argument("--action", action="store_true", help=f"write {WORKFLOW}")
     p.add_argument(
         "--force",
         action="store_true",
-        help=f"overwrite {CONFIG_FILE} and the workflow if they exist "
-        f"({PRE_COMMIT_CONFIG} is only ever appended to)",
+        help=f"replace {CONFIG_FILE} and the workflow if they exist, keeping each old one as "
+        f"NAME.bak ({PRE_COMMIT_CONFIG} is only ever appended to)",
     )
     p.add_argument("-C", dest="repo", metavar="DIR", default=".", help="run in DIR")
     p.set_defaults(run=run)
@@ -100,9 +103,7 @@ def _plan(top: Path, args: argparse.Namespace) -> list[_Write]:
         else:  # another tool's hooks live there too: appended to, never overwritten
             existing = path.read_text(encoding="utf-8")
             if re.search(r"id:\s*gitneural\b", existing):
-                print(
-                    f"gitneural: {PRE_COMMIT_CONFIG} already runs GitNeural's hook", file=sys.stderr
-                )
+                _say(f"{PRE_COMMIT_CONFIG} already runs GitNeural's hook")
             else:
                 appended = _with_hook(existing)
                 if appended is None:
@@ -113,7 +114,26 @@ def _plan(top: Path, args: argparse.Namespace) -> list[_Write]:
                 writes.append(_Write(path, appended, APPENDED))
     if args.action:
         writes.append(_Write(top / WORKFLOW, workflow(), "the review workflow"))
-    return writes
+    return [w for w in writes if _wanted(w, top, force=args.force)]
+
+
+def _wanted(write: _Write, top: Path, *, force: bool) -> bool:
+    """Whether ``write`` happens: a new file, an append, or a replacement ``--force``
+    asked for; an existing file is otherwise kept, and said to be."""
+    if write.what == APPENDED or not write.path.exists():
+        return True
+    name = write.path.relative_to(top).as_posix()
+    if write.path.read_text(encoding="utf-8") == write.text:
+        _say(f"{name} is already what init writes: left as it is")
+        return False
+    if not force:
+        _say(f"{name} exists already: kept as you wrote it (--force replaces it)")
+        return False
+    return True
+
+
+def _say(line: str) -> None:
+    print(f"gitneural: {line}", file=sys.stderr, flush=True)
 
 
 def _indent(text: str) -> str:
@@ -123,22 +143,17 @@ def _indent(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     top = _top(args.repo)
     writes = _plan(top, args)
-    clashes = [
-        w.path.relative_to(top).as_posix() for w in writes if w.path.exists() and w.what != APPENDED
-    ]
-    if clashes and not args.force:
-        raise UsageError(
-            f"{' and '.join(clashes)} {'exists' if len(clashes) == 1 else 'exist'} already: "
-            "nothing was written (--force overwrites)"
-        )
+    if not writes:
+        _say("nothing to write")
+        return EXIT_OK
     for w in writes:
         name = w.path.relative_to(top).as_posix()
-        print(f"gitneural: writing {name} ({w.what})", file=sys.stderr, flush=True)
+        if w.what != APPENDED and w.path.exists():
+            backup = w.path.with_name(w.path.name + ".bak")
+            _say(f"replacing {name} (--force); the old one is kept as {backup.name}")
+            backup.write_bytes(w.path.read_bytes())
+        _say(f"writing {name} ({w.what})")
         w.path.parent.mkdir(parents=True, exist_ok=True)
         w.path.write_text(w.text, encoding="utf-8")
-    print(
-        "gitneural: done: review the files, then commit them (settings are read from the "
-        "committed revision)",
-        file=sys.stderr,
-    )
+    _say("done: review the files, then commit them (settings are read from the committed revision)")
     return EXIT_OK

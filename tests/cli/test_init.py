@@ -1,5 +1,6 @@
 """``gitneural init``: the settings file made from the settings' definitions, the hook's
-entry and the workflow, in a real repository; nothing overwritten without ``--force``."""
+entry and the workflow, in a real repository; what exists is kept, ``--force`` replaces
+it and keeps the old file."""
 
 from __future__ import annotations
 
@@ -99,16 +100,40 @@ def test_an_existing_pre_commit_config_is_appended_to(repo: Path) -> None:
     assert (repo / ".pre-commit-config.yaml").read_text() == text  # never twice
 
 
-def test_nothing_is_overwritten_without_force(repo: Path) -> None:
-    (repo / ".gitneural.toml").write_text("[review]\neffort = 'low'\n")
+def test_what_exists_is_kept_and_what_is_missing_is_added(repo: Path) -> None:
+    mine = "[review]\neffort = 'low'\n"
+    (repo / ".gitneural.toml").write_text(mine)
     done = run_cli(["init", "--action"], repo)
-    assert done.returncode == 2
-    [line] = done.stderr.splitlines()
-    assert ".gitneural.toml exists already: nothing was written" in line and "--force" in line
-    assert (repo / ".gitneural.toml").read_text() == "[review]\neffort = 'low'\n"
-    assert not (repo / ".github").exists()  # checked before anything was written
+    assert done.returncode == 0, done.stderr
+    assert ".gitneural.toml exists already: kept as you wrote it" in done.stderr
+    assert (repo / ".gitneural.toml").read_text() == mine
+    assert (repo / ".github" / "workflows" / "gitneural.yml").is_file()
+    again = run_cli(["init", "--action"], repo)
+    assert again.returncode == 0, again.stderr
+    assert "gitneural.yml is already what init writes" in again.stderr
+    assert "nothing to write" in again.stderr
+
+
+def test_init_then_init_hook_adds_the_hook_and_keeps_the_edited_settings(repo: Path) -> None:
+    assert run_cli(["init"], repo).returncode == 0
+    edited = (repo / ".gitneural.toml").read_text() + "\n[review]\neffort = 'high'\n"
+    (repo / ".gitneural.toml").write_text(edited)
+    done = run_cli(["init", "--hook"], repo)
+    assert done.returncode == 0, done.stderr
+    assert (repo / ".gitneural.toml").read_text() == edited
+    hooks = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
+    assert hooks["repos"][0]["hooks"] == [{"id": "gitneural"}]
+
+
+def test_force_says_what_it_replaces_and_keeps_the_old_file(repo: Path) -> None:
+    mine = "[review]\neffort = 'low'\n"
+    (repo / ".gitneural.toml").write_text(mine)
     forced = run_cli(["init", "--force"], repo)
-    assert forced.returncode == 0
+    assert forced.returncode == 0, forced.stderr
+    assert "replacing .gitneural.toml (--force); the old one is kept as .gitneural.toml.bak" in (
+        forced.stderr
+    )
+    assert (repo / ".gitneural.toml.bak").read_text() == mine
     assert load_config_file(repo / ".gitneural.toml") == Config()
 
 
