@@ -147,7 +147,7 @@ def _review_target(
     """Review one target; None when it could not be reviewed and the hook fails open."""
     from bot.config import trusted_config
     from bot.llm.settings import LLMSettings
-    from bot.render.text import render_text
+    from bot.render.text import render_text, wants_color
     from hooks.cache import ResultCache, cache_key, default_directory
 
     change = target.change
@@ -194,7 +194,7 @@ def _review_target(
         if code != EXIT_OK:
             raise _Refused(code) from None
         return None
-    stdout.write(render_text(result, change, color=stdout.isatty()))
+    stdout.write(render_text(result, change, color=wants_color(stdout)))
     stdout.flush()
     return _Reviewed(target, result, policy)
 

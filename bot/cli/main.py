@@ -77,7 +77,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if not given:  # a bare `gitneural` asks what it can do: the help, not an error
+        parser.print_help()
+        return 0
+    args, unknown = parser.parse_known_args(given)
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     run: Runner = args.run

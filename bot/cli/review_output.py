@@ -75,9 +75,9 @@ def render(result: ReviewResult, change: Change, fmt: str) -> str:
         from bot.render.sarif import render_sarif
 
         return json.dumps(render_sarif(result, tool_version=__version__, change=change), indent=2)
-    from bot.render.text import render_text
+    from bot.render.text import render_text, wants_color
 
-    return render_text(result, change, color=sys.stdout.isatty())
+    return render_text(result, change, color=wants_color(sys.stdout))
 
 
 def _timeout_advice(timeout: float, config: Config, effort: Effort) -> str:

@@ -13,6 +13,9 @@ bytes).
 
 from __future__ import annotations
 
+import os
+from typing import TextIO
+
 from bot.domain.change import Change
 from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
 from bot.render.sanitize import terminal_text
@@ -30,6 +33,12 @@ _BOLD = "\x1b[1m"
 _DIM = "\x1b[2m"
 _RESET = "\x1b[0m"
 _EOL = "\r\n"
+
+
+def wants_color(stream: TextIO) -> bool:
+    """Colour only for a terminal, and never when ``NO_COLOR`` is set to anything
+    (no-color.org: a non-empty value)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 class _Style:
