@@ -36,6 +36,13 @@ def settings_rows(problems: list[str], source: str) -> list[Row]:
     ]
 
 
+def name_rows(unknown: list[str]) -> list[Row]:
+    """A row for each name that looks meant for GitNeural but is no setting of it."""
+    if not unknown:
+        return [Row("setting names", True, "every GITNEURAL_/KIMI_ name is a known setting")]
+    return [Row("setting names", False, line, "rename or remove it") for line in unknown]
+
+
 def model_rows() -> Iterator[Row]:
     from bot.llm.client import K3Client
     from bot.llm.settings import LLMSettings

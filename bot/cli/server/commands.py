@@ -104,6 +104,8 @@ def add_parser(commands: Any) -> None:
     )
     worker.add_argument("--metrics-port", type=_positive, help="serve /metrics on this port")
     worker.add_argument("--metrics-host", default="127.0.0.1", help="its address (127.0.0.1)")
+    # A child of serve's supervisor: its parent checked the settings and the services.
+    worker.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     worker.set_defaults(run=run_worker)
 
 
@@ -130,18 +132,20 @@ def _queues(raw: str) -> tuple[str, ...]:
 def run_serve(args: argparse.Namespace) -> int:
     from bot.cli.server.ops_wiring import operate_serve
     from bot.cli.server.serve_line import as_printed, serve_line
-    from bot.cli.server.settings_check import check_settings
+    from bot.cli.server.settings_check import check_settings, warn_unknown_names
     from bot.envvars import env_int
     from bot.settings_file import load_settings_file
     from workers.settings import WorkerSettings
 
+    original = dict(os.environ)
     source = load_settings_file()
     broker = os.environ.get("GITNEURAL_BROKER_URL", "").strip()
     embedded = not broker or broker.startswith("sqla+sqlite:")
     with_worker = embedded if args.worker is None else args.worker
     if not args.child:
         roles: tuple[Role, ...] = ("web", "worker") if with_worker else ("web",)
-        check_settings("serve", roles, str(source or "gitneural.env"))
+        warn_unknown_names(original, source)
+        check_settings("serve", roles, str(source or "gitneural.env"), reach=True)
     args.host = args.host or os.environ.get("GITNEURAL_HOST", "").strip() or "127.0.0.1"
     args.port = args.port if args.port is not None else env_int(os.environ, "GITNEURAL_PORT", 8000)
     settings = WorkerSettings.from_env()
@@ -176,22 +180,33 @@ def run_serve(args: argparse.Namespace) -> int:
             "--threads",
             str(args.threads),
         ],
-        "reviews worker": [*base, "worker", "-Q", "reviews", "-c", str(concurrency)],
-        "fast worker": [*base, "worker", "-Q", FAST_QUEUES, "-c", str(FAST_CONCURRENCY)],
+        "reviews worker": [*base, "worker", "--child", "-Q", "reviews", "-c", str(concurrency)],
+        "fast worker": [
+            *base,
+            "worker",
+            "--child",
+            "-Q",
+            FAST_QUEUES,
+            "-c",
+            str(FAST_CONCURRENCY),
+        ],
     }
     return supervise(children, settings.shutdown_grace + _EXIT_MARGIN)
 
 
 def run_worker(args: argparse.Namespace) -> int:
     from bot.cli.server.ops_wiring import operate_worker, quiet_celery
-    from bot.cli.server.settings_check import check_settings
+    from bot.cli.server.settings_check import check_settings, warn_unknown_names
     from bot.settings_file import load_settings_file
     from workers.celeryapp.app import create_celery
     from workers.schedule.routing import review_queues
     from workers.settings import WorkerSettings
 
+    original = dict(os.environ)
     source = load_settings_file()
-    check_settings("worker", ("worker",), str(source or "gitneural.env"))
+    if not args.child:
+        warn_unknown_names(original, source)
+    check_settings("worker", ("worker",), str(source or "gitneural.env"), reach=not args.child)
     settings = WorkerSettings.from_env()
     overrides = {"pool": args.pool, "concurrency": args.concurrency}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v})

@@ -11,7 +11,9 @@ files). A problem already reported for a setting is not reported again.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from bot.envvars import env_bool, env_float, env_int
@@ -97,8 +99,10 @@ def settings_problems(roles: Iterable[Role], env: Mapping[str, str] | None = Non
         checks.insert(0, WebSettings.from_env)
     if "worker" in roles:
         checks += [LLMSettings.from_env, ModelRateLimit.from_env]
-        for message in credential_problems(env):
-            add(message)
+    # Set but wrong is wrong whichever process starts: a web-only `serve` beside a shared
+    # broker would start with an App id of letters and leave the workers to fail on it.
+    for message in credential_problems(env):
+        add(message)
     for check in checks:
         _run_check(check, env, add)
     return problems
@@ -125,9 +129,30 @@ def _run_check(
 
 
 def check_settings(
-    command: str, roles: Iterable[Role], source: str, env: Mapping[str, str] | None = None
+    command: str,
+    roles: Iterable[Role],
+    source: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    reach: bool = False,
 ) -> None:
-    """Raise :class:`SettingsError` listing every problem, if there is one."""
+    """Raise :class:`SettingsError` listing every problem, if there is one; with
+    ``reach``, and settings otherwise right, the services they name are asked too."""
     problems = settings_problems(roles, env)
+    if reach and not problems:
+        from bot.cli.server.reachability import unreachable
+
+        problems = unreachable()
     if problems:
         raise SettingsError(command, problems, source)
+
+
+def warn_unknown_names(original: Mapping[str, str], source: Path | None) -> None:
+    """One warning line on standard error per name that looks meant for GitNeural but
+    is none of its settings (a typo leaves the real setting at its default)."""
+    from bot.cli.server.setting_names import unknown_names
+    from bot.settings_file import read_settings
+
+    in_file = read_settings(source) if source is not None else {}
+    for line in unknown_names(original, in_file):
+        print(f"gitneural: warning: {line}", file=sys.stderr)
