@@ -227,8 +227,8 @@ def test_the_release_build_passes_twine_and_ships_no_private_file(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     dist = built(tmp_path_factory)
-    files = sorted(dist.iterdir())
-    assert [f.suffix for f in files] == [".gz", ".whl"]
+    files = sorted(dist.iterdir(), key=lambda f: f.suffix)
+    assert [f.suffix for f in files] == [".gz", ".whl"]  # the sdist, then the wheel
     checked = subprocess.run(
         [sys.executable, "-m", "twine", "check", "--strict", *map(str, files)],
         capture_output=True,

@@ -27,18 +27,22 @@ def unreachable() -> list[str]:
         return []  # malformed settings are reported by the settings check itself
     problems = []
     try:
-        # The embedded broker is a file of this machine's: nothing to be down.
         if not settings.embedded_broker:
             health.check_broker(create_publisher(settings), settings)
     except GitNeuralError as exc:
         problems.append(f"GITNEURAL_BROKER_URL: {exc}")
-    # The state store on the broker's own Redis: one line says that Redis is down.
-    if not (problems and settings.state_url == settings.broker_url):
+    # Only servers are asked: the SQLite files are this machine's, made by the process
+    # itself. The state store on the broker's own Redis: one line says that Redis is down.
+    if settings.state_url is not None and not (
+        problems and settings.state_url == settings.broker_url
+    ):
         try:
             health.check_state_store(settings)
         except GitNeuralError as exc:
             problems.append(f"GITNEURAL_STATE_URL: {exc}")
     url = database_url(os.environ)
+    if url.startswith("sqlite"):
+        return problems
     try:
         store = open_store(url)
         try:
