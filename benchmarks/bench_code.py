@@ -37,10 +37,10 @@ from benchmarks.common import Row, main, row
 from bot.code.grammars import language_of
 from bot.code.index import SymbolIndex, repository_index
 from bot.code.outline import outline
-from bot.config import Config
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review import PlanOptions, plan_review
 from bot.review.token_estimate import estimate_tokens
+from bot.settings.repository import Config
 from tests.support.real_repos import REPOSITORIES, checkout
 from tests.support.repos import commit, make_repo
 from tests.support.scope_judge import JUDGED, judge

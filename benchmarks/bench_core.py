@@ -36,13 +36,13 @@ import pygit2
 
 from benchmarks.common import Row, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, edit_count, source_files
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.git.repo import range_change
 from bot.review import PlanOptions, RelatedLimits, plan_review
 from bot.review.findings.check import check_findings
 from bot.review.findings.submission import parse_submission
+from bot.settings.repository import Config
 
 SIZES = (1, 30, 300, 3000)
 #: Rounds of the size series; each runs every size once, the fastest run of each counts.

@@ -29,10 +29,10 @@ from pathlib import Path
 import pygit2
 
 from benchmarks.common import REPO_ROOT, Row, main, row
-from bot.config import Config
 from bot.git import renames as gitrenames
 from bot.git.repo import range_change
 from bot.review import PlanOptions, plan_review
+from bot.settings.repository import Config
 from tests.support import gitdiff as check
 
 MAX_OWN = 150

@@ -61,7 +61,7 @@ _PHASES = """
 import json, time
 t0 = time.perf_counter()
 import bot.cli.main, bot.cli.hook_cmd, hooks.pre_commit, hooks.cache
-from bot.config import trusted_config
+from bot.settings.repository import trusted_config
 from bot.review import PlanOptions, plan_review
 from hooks.targets import open_repository, staged_target
 t1 = time.perf_counter()

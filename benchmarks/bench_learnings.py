@@ -17,7 +17,6 @@ from pathlib import Path
 
 from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.learnings import Learning
 from bot.git.repo import range_change
@@ -26,6 +25,7 @@ from bot.llm.settings import LLMSettings
 from bot.review import PlanOptions, plan_review, review
 from bot.review.prompt import SYSTEM_TEMPLATE, render_template
 from bot.review.token_estimate import estimate_tokens
+from bot.settings.repository import Config
 from tests.fakes.k3 import Reply
 
 FILES = 10

@@ -42,12 +42,12 @@ import pygit2
 from benchmarks.common import Row, main, row
 from bot.code.grammars import available, family_of, language_of
 from bot.code.index import FileSymbols, SymbolIndex
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.token_estimate import estimate_tokens
+from bot.settings.repository import Config
 from tests.support.real_repos import REPOSITORIES, checkout
 
 COMMITS = 100

@@ -30,7 +30,6 @@ import pygit2
 
 from benchmarks.common import Row, k3_stub, main, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
-from bot.config import Config
 from bot.domain.change import Change
 from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change
@@ -38,6 +37,7 @@ from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review import PlanOptions, plan_review, review
 from bot.review.token_estimate import estimate_tokens
+from bot.settings.repository import Config
 from bot.text import decode_text
 from tests.fakes.k3 import Reply
 

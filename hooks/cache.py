@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot import __version__
-from bot.config import SCOPED_INSTRUCTION_DIRS, Config
 from bot.domain.change import Change
 from bot.domain.diff import Diff
 from bot.domain.results import ReviewResult
-from bot.envvars import data_dir
 from bot.errors import UsageError
 from bot.render.json_report import load_json, render_json
+from bot.settings.environment import data_dir
+from bot.settings.repository import SCOPED_INSTRUCTION_DIRS, Config
 from bot.text import encode_text
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.config import HookSettings
 from bot.domain.results import Finding, ReviewResult, Severity
 from bot.effort import Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, GitNeuralError, ModelTimeoutError
+from bot.settings.repository import HookSettings
 
 SKIP_HINT = "set GITNEURAL_SKIP=1 to skip the review once"
 

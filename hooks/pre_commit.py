@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.config import HookSettings
 from bot.domain.results import Finding, ReviewResult
 from bot.effort import Effort
 from bot.errors import EXIT_OK, ConfigError, GitNeuralError
+from bot.settings.repository import HookSettings
 from hooks.policy import HookPolicy, cannot_review, resolve_policy, verdict
 from hooks.targets import (
     Stage,
@@ -35,9 +35,9 @@ from hooks.targets import (
 
 if TYPE_CHECKING:
     from bot.code.index import SymbolIndex
-    from bot.config import Config
     from bot.domain.change import Change
     from bot.llm.settings import LLMSettings
+    from bot.settings.repository import Config
 
 #: Hook runs are short: back off briefly between retries (the time budget caps them too).
 _BACKOFF_BASE_S = 0.5
@@ -145,9 +145,9 @@ def _review_target(
     stderr: TextIO,
 ) -> _Reviewed | None:
     """Review one target; None when it could not be reviewed and the hook fails open."""
-    from bot.config import trusted_config
     from bot.llm.settings import LLMSettings
     from bot.render.text import render_text, wants_color
+    from bot.settings.repository import trusted_config
     from hooks.cache import ResultCache, cache_key, default_directory
 
     change = target.change

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from bot.envvars import data_dir, default_data_dir, env_float, env_int
 from bot.errors import ConfigError
+from bot.settings.environment import data_dir, default_data_dir, env_float, env_int
 
 Pool = Literal["threads", "prefork", "solo"]
 POOLS: Final[tuple[str, ...]] = ("threads", "prefork", "solo")

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.config import AUTHOR_ASSOCIATIONS
 from bot.domain.results import Severity
 from bot.effort import EFFORTS, Effort
-from bot.envvars import data_dir, env_bool, env_words
 from bot.errors import ConfigError
 from bot.gh.api.credentials import github_api_url
+from bot.settings.environment import data_dir, env_bool, env_words
+from bot.settings.repository import AUTHOR_ASSOCIATIONS
 
 #: Who may ask for a review with ``/review`` unless ``GITNEURAL_ALLOWED_ASSOCIATIONS``
 #: says otherwise: the App's default (``.gitneural.toml`` may narrow it further).

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bot import __version__
-from bot.config import CONFIG_FILE
 from bot.errors import EXIT_OK, UsageError
+from bot.settings.repository import CONFIG_FILE
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 WORKFLOW = ".github/workflows/gitneural.yml"

@@ -23,9 +23,7 @@ from dataclasses import dataclass
 
 from bot.action.report import RunFailedError, for_a_single_run
 from bot.cli.review_output import exit_code, render, review_and_report, write_report
-from bot.config import trusted_config
 from bot.domain.results import Severity
-from bot.envvars import data_dir
 from bot.errors import ConfigError, GitHubError, UsageError
 from bot.gh.api.client import token_writer
 from bot.gh.api.credentials import github_api_url
@@ -35,6 +33,8 @@ from bot.gh.pulls import PullInfo, read_pull
 from bot.jobs import ReviewJob
 from bot.llm.settings import LLMSettings
 from bot.render.progress import ProgressLine
+from bot.settings.environment import data_dir
+from bot.settings.repository import trusted_config
 from bot.usecases.context import TOKEN_INSTALLATION, JobContext
 from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job

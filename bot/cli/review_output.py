@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import CONFIG_FILE, Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
 from bot.effort import EFFORTS, Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ModelTimeoutError, UsageError
+from bot.settings.repository import CONFIG_FILE, Config, trusted_config
 
 if TYPE_CHECKING:
     from bot.code.index import SymbolIndex

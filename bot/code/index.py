@@ -2,7 +2,7 @@
 
 Built from the outline of every file a grammar reads (:func:`bot.code.outline.outline`),
 skipping files over ``max_file_bytes`` and the paths no reviewer reads (lock files,
-vendored and generated code: :data:`bot.config.DEFAULT_IGNORES`). Each file's entry
+vendored and generated code: :data:`bot.settings.repository.DEFAULT_IGNORES`). Each file's entry
 carries the BLAKE2 digest of its content, so an index for the next commit is **updated**
 from the previous one: a file whose content did not change keeps its entry, and only the
 changed files are parsed again (:attr:`SymbolIndex.parsed` counts them).
@@ -32,8 +32,8 @@ from typing import cast
 
 from bot.code.grammars import available, language_of
 from bot.code.outline import symbols
-from bot.config import DEFAULT_IGNORES
 from bot.domain.change import Snapshot
+from bot.settings.repository import DEFAULT_IGNORES
 
 __all__ = [
     "Definition",

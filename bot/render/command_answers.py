@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.config import Config
 from bot.domain.conversation import Description
 from bot.render.conversation import answer_marker
 from bot.render.github import code_span
 from bot.render.sanitize import sanitize_inline, sanitize_markdown
+from bot.settings.repository import Config
 
 #: Characters of one field of a description, at most (the schema's limits, and room).
 _FIELD_LIMIT = 2_200

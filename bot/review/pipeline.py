@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.code.index import SymbolIndex
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff
 from bot.domain.learnings import Learning
@@ -47,6 +46,7 @@ from bot.review.selection import select_files
 from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from bot.review.walkthrough.reading import settle_walkthrough
+from bot.settings.repository import Config
 from bot.usage import Usage
 
 __all__ = ["PlanOptions", "ReviewGroup", "ReviewPlan", "plan_review", "review"]

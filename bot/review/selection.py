@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import translate
 
-from bot.config import DEFAULT_IGNORES
 from bot.domain.diff import Diff, FileDiff, FileStatus
 from bot.domain.results import SkippedFile
+from bot.settings.repository import DEFAULT_IGNORES
 
 BINARY = "binary"
 MODE_ONLY = "mode change only"

@@ -19,8 +19,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.envvars import data_dir
 from bot.errors import ConfigError
+from bot.settings.environment import data_dir
 
 DATABASE_ENV = "GITNEURAL_DATABASE_URL"
 _BUSY_SECONDS = 30

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
-from bot.spend_caps import Scope, month_of
+from bot.settings.budgets import Scope, month_of
 from bot.store.base import utcnow
 from bot.store.engine import Store
 from bot.store.errors import store_errors

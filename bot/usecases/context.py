@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import github
 import pygit2
 
-from bot.envvars import data_dir, env_bool, env_float
 from bot.errors import ConfigError
 from bot.extras import require
 from bot.gh.api.access_tokens import InstallationTokens, PlainToken, TokenSource
@@ -33,7 +32,8 @@ from bot.gh.mirrors.lru import max_bytes_from_env
 from bot.gh.pulls import PullInfo
 from bot.llm.settings import LLMSettings
 from bot.llm.types import Progress
-from bot.spend_caps import Budgets, load_budgets
+from bot.settings.budgets import Budgets, load_budgets
+from bot.settings.environment import data_dir, env_bool, env_float
 from bot.usecases.pull_change import MirrorRefs
 
 if TYPE_CHECKING:

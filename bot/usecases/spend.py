@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import cast
 
 from bot import metrics
-from bot.config import Config
 from bot.effort import Effort
 from bot.errors import StoreError
 from bot.jobs import ConversationJob, ReviewJob
 from bot.review import PlanOptions, plan_review
-from bot.spend_caps import Refusal, month_of, refusal
+from bot.settings.budgets import Refusal, month_of, refusal
+from bot.settings.repository import Config
 
 # The store's modules (SQLAlchemy, the store extra) are imported where a store is given:
 # the runs of ``review --pr`` and the Action have none.

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.config import AUTHOR_ASSOCIATIONS
-from bot.envvars import data_dir, default_data_dir, env_bool, env_int, env_words
 from bot.errors import ConfigError
+from bot.settings.environment import data_dir, default_data_dir, env_bool, env_int, env_words
+from bot.settings.repository import AUTHOR_ASSOCIATIONS
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.errors import GitNeuralError
 from bot.gh.mirrors.lru import tree_bytes
-from bot.spend_caps import Budgets, Limit, month_of, month_start, next_month
+from bot.settings.budgets import Budgets, Limit, month_of, month_start, next_month
 from bot.store import Store
 from bot.store.job_records import RecentJobs, recent_jobs
 from bot.store.usage import month_usage

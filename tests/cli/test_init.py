@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from bot import __version__
-from bot.config import Config, load_config_file, parse_config
 from bot.render.settings.init_file import default_settings_file, sections
+from bot.settings.repository import Config, load_config_file, parse_config
 from tests.cli.test_cli_review import run_cli
 from tests.support.paths import ROOT
 from tests.support.repos import commit, make_repo

@@ -18,7 +18,7 @@ import pytest
 from bot.cli.app_setup.setup_page import SetupServer, SetupState, register_page
 from bot.errors import ConfigError, GitHubError
 from bot.gh.manifest import RegisteredApp, api_url_for, convert_code, registration_url, web_url
-from bot.settings_file import load_settings_file, read_settings, write_settings
+from bot.settings.env_file import load_settings_file, read_settings, write_settings
 from tests.fakes.github import FakeGitHub
 from tests.fakes.keys import new_rsa_pem
 from tests.support.services import GITNEURAL, ROOT

@@ -13,13 +13,13 @@ import bot.commands as registry
 from bot.commands import Command, Invocation, UnknownJobKindError, commands, find_command
 from bot.commands.dispatch import handler_for, job_kind
 from bot.commands.help import listing
-from bot.config import Config, parse_config
 from bot.domain.conversation import Description
 from bot.jobs import ConversationJob, JobError
 from bot.render.command_answers import description_body, help_body
 from bot.render.conversation import visible_text
 from bot.render.markdown_check import markdown_problem
 from bot.render.sanitize import SAFE_TAGS
+from bot.settings.repository import Config, parse_config
 from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 from tests.support.webhooks import comment, variant
 from tests.web.test_web_app import Hook

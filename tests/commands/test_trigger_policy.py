@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, parse_config
+from bot.settings.repository import ConfigError, parse_config
 from bot.usecases.review.run import run_review_job
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
 from tests.support.planted import PLANTED, PLANTED_BUG

@@ -11,10 +11,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from bot.config import Config, parse_config
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, Severity
 from bot.git import repo as gitrepo
+from bot.settings.repository import Config, parse_config
 from bot.usage import Usage
 from hooks.cache import ResultCache, cache_key, default_directory
 from tests.support.repos import commit, make_repo, stage

@@ -11,7 +11,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from bot.spend_caps import month_of, month_start, next_month
+from bot.settings.budgets import month_of, month_start, next_month
 from bot.store import database_url, open_store, upgrade
 from bot.usecases.review.run import run_review_job
 from bot.usecases.spend import BUDGET_TITLE
@@ -53,7 +53,7 @@ def test_a_budget_smaller_than_one_review_sends_nothing(tmp_path: Path) -> None:
         budgets = tmp_path / "budgets.toml"
         budgets.write_text('[repository."octo/app"]\nmonthly_tokens = 100\n')
         env = {"GITNEURAL_DATA_DIR": str(tmp_path / "data"), "GITNEURAL_BUDGETS_FILE": str(budgets)}
-        from bot.spend_caps import load_budgets
+        from bot.settings.budgets import load_budgets
 
         w.ctx.budgets = load_budgets(env)
         w.ctx.store = open_store(database_url(env))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import ConfigError
-from bot.spend_caps import Budgets, load_budgets, month_of, parse_budgets, refusal
+from bot.settings.budgets import Budgets, load_budgets, month_of, parse_budgets, refusal
 from bot.store import open_store, upgrade
 from bot.store.usage import claim_budget_notice, month_usage, record_usage, spent
 from bot.usage import Usage

@@ -1,6 +1,6 @@
 """The configuration reference is generated from the settings' definitions: every setting
-of ``bot/config.py`` and every server setting of ``bot/server_settings.py`` is described
-there, and the committed page is what they render."""
+of ``bot/settings/repository.py`` and every server setting of ``bot/settings/server.py`` is
+described there, and the committed page is what they render."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, parse_config
 from bot.render.settings.reference import (
     main,
     render_env,
@@ -21,7 +20,8 @@ from bot.render.settings.reference import (
     undocumented,
     undocumented_env,
 )
-from bot.server_settings import SERVER_SETTINGS, ServerSetting
+from bot.settings.repository import Config, parse_config
+from bot.settings.server import SERVER_SETTINGS, ServerSetting
 from tests.support.paths import ROOT
 
 PAGE = ROOT / "docs" / "configuration.md"

@@ -52,15 +52,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "settings and jobs, budgets, metrics and log lines",
         (
-            "bot.config",
-            "bot.envvars",
+            "bot.settings.repository",
+            "bot.settings.environment",
             "bot.extras",
             "bot.jobs",
-            "bot.spend_caps",
+            "bot.settings.budgets",
             "bot.metrics",
             "bot.logs",
-            "bot.server_settings",
-            "bot.settings_file",
+            "bot.settings.server",
+            "bot.settings.env_file",
         ),
     ),
     ("git, the parsers and the model client", ("bot.git", "bot.code", "bot.llm")),
@@ -294,7 +294,14 @@ def test_the_core_depends_on_the_model_protocol_not_the_client() -> None:
 
 
 def test_the_core_and_what_it_stands_on_know_no_web_queue_or_github_library() -> None:
-    below_entrances = ("bot.domain", "bot.git", "bot.llm", CORE, "bot.config", "bot.text")
+    below_entrances = (
+        "bot.domain",
+        "bot.git",
+        "bot.llm",
+        CORE,
+        "bot.settings.repository",
+        "bot.text",
+    )
     found = []
     for name, module in modules().items():
         if not any(name == top or name.startswith(top + ".") for top in below_entrances):

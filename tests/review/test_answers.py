@@ -11,12 +11,12 @@ from typing import Any
 import pygit2
 import pytest
 
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.errors import ModelOutputError
 from bot.git.repo import range_change
 from bot.review import answer_question, answer_thread
+from bot.settings.repository import Config
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import client_for
 from tests.support.repos import commit, make_repo

@@ -23,13 +23,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import PostedFinding, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review import answer_question, answer_thread
 from bot.review.tools.globs import glob_matcher
 from bot.review.tools.toolbox import RepoTools, ToolLimits
+from bot.settings.repository import Config
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import call, client_for, results_by_call, tools_reply
 from tests.support.repos import commit, make_repo

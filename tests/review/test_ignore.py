@@ -7,9 +7,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from bot.config import DEFAULT_IGNORES, Config
 from bot.domain.diff import Diff, parse_diff
 from bot.review.selection import select_files
+from bot.settings.repository import DEFAULT_IGNORES, Config
 from tests.support.repos import Executable, Files, commit, make_repo
 
 

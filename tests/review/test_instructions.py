@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import PathInstruction, parse_config
 from bot.errors import ConfigError
 from bot.git.snapshots import TreeSnapshot
 from bot.review.context.instructions import front_matter, read_instructions
+from bot.settings.repository import PathInstruction, parse_config
 from tests.support.repos import commit, make_repo
 
 

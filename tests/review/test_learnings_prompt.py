@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from bot.commands.learn import learning_command
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.diff import parse_diff
 from bot.domain.learnings import Learning, LearningCommand, forget_id
@@ -21,6 +20,7 @@ from bot.review.context.learnings import (
     select_learnings,
 )
 from bot.review.prompt import overhead_tokens, render_messages
+from bot.settings.repository import Config
 
 DIFF = """\
 diff --git a/src/db/pool.py b/src/db/pool.py

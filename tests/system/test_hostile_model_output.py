@@ -29,13 +29,13 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bot.config import GitHubSettings
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity
 from bot.git.repo import range_change
 from bot.render.conversation import parse_finding_marker
 from bot.render.github import MAX_BODY, Marker, parse_marker
 from bot.review.findings.submission import SubmissionError, parse_submission
+from bot.settings.repository import GitHubSettings
 from bot.usage import Usage
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.publish import Publication, publish

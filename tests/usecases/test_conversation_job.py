@@ -19,7 +19,7 @@ from bot.commands.dispatch import run_conversation
 from bot.jobs import ConversationJob
 from bot.render.conversation import WITHDRAWN, answered_comment
 from bot.render.github import Marker
-from bot.spend_caps import Budgets
+from bot.settings.budgets import Budgets
 from bot.store import open_store, upgrade
 from bot.store.findings import stored_finding
 from bot.store.usage import record_usage

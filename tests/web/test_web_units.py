@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.commands import CommandError, Invocation, find_command
-from bot.envvars import default_data_dir
 from bot.errors import ConfigError
 from bot.jobs import JobError, ReviewJob
+from bot.settings.environment import default_data_dir
 from bot.web.settings import WebSettings
 from bot.web.signature import sign, verify
 

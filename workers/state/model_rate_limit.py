@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.envvars import env_float, env_int
 from bot.errors import ConfigError, GitNeuralError
 from bot.llm.rate_limit import RequestBudget
+from bot.settings.environment import env_float, env_int
 from workers.settings import WorkerSettings
 from workers.state.sqlite import ThreadConnections
 

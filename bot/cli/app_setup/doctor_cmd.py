@@ -31,7 +31,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     from bot.cli.app_setup import doctor_checks
     from bot.cli.server.setting_names import unknown_names
     from bot.cli.server.settings_check import settings_problems
-    from bot.settings_file import load_settings_file, read_settings
+    from bot.settings.env_file import load_settings_file, read_settings
 
     original = dict(os.environ)
     source = load_settings_file()

@@ -61,7 +61,7 @@ def settings_target(given: Path | None) -> Path:
 
 
 def refuse_overwrite(path: Path) -> None:
-    from bot.settings_file import read_settings
+    from bot.settings.env_file import read_settings
 
     if not path.exists():
         return
@@ -82,7 +82,7 @@ def run_setup(args: argparse.Namespace) -> int:
         refuse_overwrite(path)
 
     def write(app: RegisteredApp, api_url: str) -> str:
-        from bot.settings_file import write_settings
+        from bot.settings.env_file import write_settings
 
         values = {
             "GITHUB_APP_ID": str(app.app_id),

@@ -32,7 +32,7 @@ from bot.cli.server.supervisor import supervise
 from bot.cli.server.web_server import gunicorn_options, run_gunicorn, wsgi_app
 
 if TYPE_CHECKING:
-    from bot.server_settings import Role
+    from bot.settings.server import Role
     from bot.usecases.context import JobContext
 
 __all__ = ["add_parser", "run_serve", "run_worker", "supervise", "wsgi_app"]
@@ -133,8 +133,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from bot.cli.server.ops_wiring import operate_serve
     from bot.cli.server.serve_line import as_printed, serve_line
     from bot.cli.server.settings_check import check_settings, warn_unknown_names
-    from bot.envvars import env_int
-    from bot.settings_file import load_settings_file
+    from bot.settings.env_file import load_settings_file
+    from bot.settings.environment import env_int
     from workers.settings import WorkerSettings
 
     original = dict(os.environ)
@@ -197,7 +197,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from bot.cli.server.ops_wiring import operate_worker, quiet_celery
     from bot.cli.server.settings_check import check_settings, warn_unknown_names
-    from bot.settings_file import load_settings_file
+    from bot.settings.env_file import load_settings_file
     from workers.celeryapp.app import create_celery
     from workers.schedule.routing import review_queues
     from workers.settings import WorkerSettings

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from bot.envvars import data_dir
 from bot.gh.mirrors.lru import max_bytes_from_env
 from bot.logs import JsonFormatter, log_format, reformat_handlers
 from bot.metrics.exposition import (
@@ -26,7 +25,8 @@ from bot.metrics.exposition import (
     scrape_registry,
     serve_metrics,
 )
-from bot.spend_caps import load_budgets
+from bot.settings.budgets import load_budgets
+from bot.settings.environment import data_dir
 from bot.store import Store, database_url, open_store
 from bot.store.errors import store_errors
 from bot.web.operations import Operations

@@ -2,7 +2,7 @@
 ``gitneural.env`` that look meant for it but are none of them (a typo such as
 ``GITNEURAL_BROKER_ULR`` otherwise passes silently: the real setting keeps its default).
 
-The App's settings come from :data:`bot.server_settings.SERVER_SETTINGS`; the few that only
+The App's settings come from :data:`bot.settings.server.SERVER_SETTINGS`; the few that only
 the hook or the Action read are listed here. ``tests/project/test_setting_names.py``
 checks that every name the code spells out is known here.
 """
@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from bot.server_settings import SERVER_SETTINGS
+from bot.settings.server import SERVER_SETTINGS
 
 #: Read by the hook and the command line, not by the App's processes.
 LOCAL_NAMES: Final = frozenset({"GITNEURAL_CONFIG", "GITNEURAL_FAIL_ON", "GITNEURAL_SKIP"})

@@ -2,8 +2,8 @@
 one message: a newcomer learns in one try what ``serve`` needs, not in four.
 
 Three passes over the environment (the settings file already merged in, see
-:mod:`bot.settings_file`): the settings the process's roles require
-(``bot.server_settings``), the type of every one that is set, then the settings objects
+:mod:`bot.settings.env_file`): the settings the process's roles require
+(``bot.settings.server``), the type of every one that is set, then the settings objects
 that read them (their checks across settings: limits that must outlive others, URLs,
 files). A problem already reported for a setting is not reported again.
 """
@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.envvars import env_bool, env_float, env_int
 from bot.errors import ConfigError
 from bot.gh.api.credentials import credential_problems
 from bot.gh.mirrors.lru import max_bytes_from_env
 from bot.llm.settings import LLMSettings
 from bot.logs import log_format
-from bot.server_settings import SERVER_SETTINGS, Role, ServerSetting
-from bot.spend_caps import load_budgets
+from bot.settings.budgets import load_budgets
+from bot.settings.environment import env_bool, env_float, env_int
+from bot.settings.server import SERVER_SETTINGS, Role, ServerSetting
 from bot.store import database_url
 from bot.web.settings import WebSettings
 from workers.settings import WorkerSettings
@@ -151,7 +151,7 @@ def warn_unknown_names(original: Mapping[str, str], source: Path | None) -> None
     """One warning line on standard error per name that looks meant for GitNeural but
     is none of its settings (a typo leaves the real setting at its default)."""
     from bot.cli.server.setting_names import unknown_names
-    from bot.settings_file import read_settings
+    from bot.settings.env_file import read_settings
 
     in_file = read_settings(source) if source is not None else {}
     for line in unknown_names(original, in_file):

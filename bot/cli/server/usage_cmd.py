@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import ConfigError
-from bot.spend_caps import (
+from bot.settings.budgets import (
     Budgets,
     Limit,
     load_budgets,

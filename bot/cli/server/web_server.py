@@ -17,7 +17,7 @@ def wsgi_app() -> flask.Flask:
     """The webhook app from the environment; for gunicorn
     (``bot.cli.server.commands:wsgi_app()``)."""
     from bot.cli.server.ops_wiring import web_operations
-    from bot.settings_file import load_settings_file
+    from bot.settings.env_file import load_settings_file
     from bot.web.app import create_app
     from bot.web.settings import WebSettings
     from workers.celeryapp.app import create_publisher

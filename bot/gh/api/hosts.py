@@ -8,8 +8,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Final
 
-from bot.envvars import env_bool
 from bot.errors import ConfigError
+from bot.settings.environment import env_bool
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 #: ``1`` lets a token go to GitHub over plain ``http://`` beyond this machine (a GitHub

@@ -1,5 +1,5 @@
 """A ``.gitneural.toml`` holding every setting at its default, commented, made from the
-settings' own definitions (:mod:`bot.config`: the dataclasses, their defaults and their
+settings' own definitions (:mod:`bot.settings.repository`: the dataclasses, their defaults and their
 ``#:`` comments), so it can never fall behind them. ``gitneural init`` writes it.
 
 Every setting is written commented out (``# effort = "max"``): the file means "the
@@ -9,8 +9,8 @@ changes that setting alone.
 
 from __future__ import annotations
 
-from bot.config import CONFIG_FILE
 from bot.render.settings.reference import Setting, sections
+from bot.settings.repository import CONFIG_FILE
 
 __all__ = ["default_settings_file", "sections"]
 

@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from bot.config import AgentSettings
 from bot.errors import ModelOutputError, ModelTimeoutError
 from bot.llm.types import ModelClient, Progress, ToolCall
 from bot.review.agent.final import FinalTool, review_final
 from bot.review.findings.submission import Submission, SubmissionError
+from bot.settings.repository import AgentSettings
 from bot.usage import Usage
 
 T = TypeVar("T")

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import prompts
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import Description
 from bot.domain.learnings import Learning
@@ -32,6 +31,7 @@ from bot.review.findings.submission import (
 from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.tools.toolbox import ToolLimits
+from bot.settings.repository import Config
 
 SUBMIT_DESCRIPTION = "submit_description"
 FIELDS = ("title", "what", "why", "how_to_test", "risk")

@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from bot.config import Config
 from bot.domain.change import Change
 from bot.domain.conversation import Answer, PullQuestion, ThreadEntry, ThreadQuestion
 from bot.domain.learnings import Learning
@@ -33,6 +32,7 @@ from bot.review.pipeline import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.toolbox import RepoTools, ToolLimits
+from bot.settings.repository import Config
 
 T = TypeVar("T")
 

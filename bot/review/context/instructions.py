@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bot.config import SCOPED_INSTRUCTION_DIRS, PathInstruction
 from bot.domain.change import Snapshot
 from bot.review.tools.globs import glob_matcher
 from bot.review.tools.paths import ToolError
+from bot.settings.repository import SCOPED_INSTRUCTION_DIRS, PathInstruction
 from bot.text import decode_text, printable
 
 COPILOT_DIR, CURSOR_DIR = SCOPED_INSTRUCTION_DIRS

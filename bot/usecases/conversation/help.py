@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.config import trusted_config
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.render.command_answers import CommandLine, help_body
+from bot.settings.repository import trusted_config
 from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
 from bot.usecases.review.steps import fetch_mirror
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from bot.config import trusted_config
 from bot.domain.learnings import MAX_RULE_CHARS, LearningCommand, forget_id
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.pulls import PullInfo, read_pull
@@ -26,6 +25,7 @@ from bot.gh.threads import read_review_threads, thread_of
 from bot.git.repo import TreeSnapshot, resolve_commit
 from bot.render import learnings as say
 from bot.review import select_learnings
+from bot.settings.repository import trusted_config
 from bot.store.learnings import MAX_STORED, Taught, active_learnings, forget, learn
 from bot.text import printable
 from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun, answer_in

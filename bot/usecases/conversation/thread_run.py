@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Literal
 
 from bot import metrics
-from bot.config import Config, trusted_config
 from bot.domain.change import Change
 from bot.domain.learnings import Learning
 from bot.errors import GitHubError
@@ -37,6 +36,7 @@ from bot.render.conversation import (
     notice_body,
     parse_finding_marker,
 )
+from bot.settings.repository import Config, trusted_config
 from bot.store.learnings import active_learnings
 from bot.usecases.context import JobContext
 from bot.usecases.errors import unfenced

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 import github
 import pygit2
 
-from bot.config import GitHubSettings
 from bot.domain.results import Finding
 from bot.errors import GitError, StoreError
 from bot.gh.addressing import Addressing, address_threads
@@ -49,6 +48,7 @@ from bot.gh.pulls import PullInfo
 from bot.gh.threads import ReviewThread, read_review_threads
 from bot.git.line_moves import follow_lines
 from bot.render.addressed import addressed_body
+from bot.settings.repository import GitHubSettings
 from bot.store import Store
 from bot.store.finding_states import (
     follow,

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.config import GitHubSettings
 from bot.domain.results import Finding, Placement, ReviewResult, Severity, unquoted_text
 from bot.gh.checks import CheckOutput, finding_annotations
 from bot.gh.post import ReviewDraft
@@ -33,6 +32,7 @@ from bot.render.github import (
     usage_line,
 )
 from bot.render.walkthrough import walkthrough_markdown
+from bot.settings.repository import GitHubSettings
 from bot.usecases.pull_change import PullChange
 
 _NOT_ON_PR = "not on the pull request's diff"

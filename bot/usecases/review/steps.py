@@ -15,7 +15,6 @@ import github
 import pygit2
 
 from bot.code.index import repository_index
-from bot.config import Config, config_at, trusted_config
 from bot.domain.learnings import Learning
 from bot.domain.results import ReviewResult
 from bot.domain.walkthrough import LinkedIssue
@@ -30,6 +29,7 @@ from bot.git.repo import snapshot_at
 from bot.jobs import ReviewJob
 from bot.llm.client import K3Client
 from bot.review import review
+from bot.settings.repository import Config, config_at, trusted_config
 from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
 from bot.usecases.pull_change import MirrorRefs, PullChange, build_change

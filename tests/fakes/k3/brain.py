@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.config import Config
 from bot.effort import Effort
 from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
+from bot.settings.repository import Config
 from tests.fakes.k3 import K3Stub, Reply
 
 

@@ -7,7 +7,7 @@ The table is what the documentation's configuration reference is generated from,
 setting at once. The values are read where they are used (``WebSettings``,
 ``WorkerSettings``, ``AppCredentials``, ``LLMSettings`` …); this module only describes
 them. Each may come from the environment or the settings file (``gitneural.env``, see
-:mod:`bot.settings_file`); the environment wins.
+:mod:`bot.settings.env_file`); the environment wins.
 """
 
 from __future__ import annotations
