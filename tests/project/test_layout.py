@@ -68,8 +68,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("output", ("bot.render",)),
     ("GitHub, and the store of what GitNeural remembers", ("bot.gh", "bot.store")),
     (
-        "the use cases: a pull request reviewed, a conversation answered",
-        ("bot.usecases",),
+        "the use cases: a pull request reviewed, a conversation answered, history replayed",
+        ("bot.usecases", "bot.replay"),
     ),
     (
         "the commands: one module each, routed by the entrances through their registry",
