@@ -421,3 +421,17 @@ def test_no_module_or_folder_is_named_with_a_retired_word() -> None:
         and any(word in path.name.lower() for word in RETIRED_WORDS)
     ]
     assert named == []
+
+
+def test_no_lua_is_written_inside_python() -> None:
+    # Lua lives in .lua files beside the module that sends it (package data), where an
+    # editor, a linter and a reviewer see it as Lua.
+    inline = [
+        _where(name, node.lineno)
+        for name, module in modules().items()
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "redis.call(" in node.value
+    ]
+    assert inline == []

@@ -27,6 +27,7 @@ from bot.errors import ConfigError, GitNeuralError
 from bot.llm.rate_limit import RequestBudget
 from bot.settings.environment import env_float, env_int
 from workers.settings import WorkerSettings
+from workers.state.lua_scripts import script
 from workers.state.sqlite import ThreadConnections
 
 #: Added to the window: a request we timed at the window's edge may reach the server a
@@ -144,39 +145,6 @@ class SQLiteModelBudget:
             ) from None
 
 
-# KEYS[1] = the log (sorted set of "<id>:<tokens>" by ms); ARGV: requests, tokens limit,
-# window+slack ms, this request's tokens, id. Returns 0 (granted), -1 (never) or ms to wait.
-_TAKE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local rpm, tpm = tonumber(ARGV[1]), tonumber(ARGV[2])
-local span, need = tonumber(ARGV[3]), tonumber(ARGV[4])
-if tpm > 0 and need > tpm then return -1 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - span)
-local log = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-local n = #log / 2
-local wait = 0
-if rpm > 0 and n >= rpm then wait = tonumber(log[(n - rpm) * 2 + 2]) + span - now end
-if tpm > 0 then
-  local used = 0
-  for i = 1, #log, 2 do used = used + tonumber(string.match(log[i], ':(%d+)$')) end
-  if used + need > tpm then
-    for i = 1, #log, 2 do
-      used = used - tonumber(string.match(log[i], ':(%d+)$'))
-      if used + need <= tpm then
-        wait = math.max(wait, tonumber(log[i + 1]) + span - now)
-        break
-      end
-    end
-  end
-end
-if wait > 0 then return wait end
-redis.call('ZADD', KEYS[1], now, ARGV[5] .. ':' .. need)
-redis.call('PEXPIRE', KEYS[1], span * 2)
-return 0
-"""
-
-
 class RedisModelBudget:
     def __init__(self, url: str, limit: ModelRateLimit, *, key: str) -> None:
         import redis  # only deployments that use Redis pay for the import
@@ -187,7 +155,7 @@ class RedisModelBudget:
         self._redis: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=3.0, socket_connect_timeout=3.0
         )
-        self._take = self._redis.register_script(_TAKE)
+        self._take = self._redis.register_script(script("rate_take"))
 
     def try_take(self, tokens: int) -> float:
         span_ms = round((self.limit.window + SLACK) * 1000)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bot.errors import GitNeuralError
+from workers.state.lua_scripts import script
 from workers.state.sqlite import ThreadConnections
 
 #: Head records outlive any queued job by far; older ones are dropped.
@@ -110,38 +111,6 @@ class SQLitePRState:
         self._run("DELETE FROM locks WHERE pr = ? AND owner = ?", (key, owner))
 
 
-# KEYS[1] = head record hash; ARGV = head ("" for none), record seconds.
-_NOTE = """
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-if ARGV[1] ~= '' then
-  redis.call('HSET', KEYS[1], 'head', ARGV[1], 'head_seq', seq)
-end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return seq
-"""
-# KEYS[1] = lock; ARGV = owner, lease in ms.
-_ACQUIRE = """
-local holder = redis.call('GET', KEYS[1])
-if holder == false or holder == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
-"""
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
-
-
 class RedisPRState:
     """Shared by every web and worker host; expiry is Redis' own (``PX`` leases)."""
 
@@ -154,10 +123,10 @@ class RedisPRState:
         self._redis: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=3.0, socket_connect_timeout=3.0
         )
-        self._note = self._redis.register_script(_NOTE)
-        self._acquire = self._redis.register_script(_ACQUIRE)
-        self._renew = self._redis.register_script(_RENEW)
-        self._release = self._redis.register_script(_RELEASE)
+        self._note = self._redis.register_script(script("note_head"))
+        self._acquire = self._redis.register_script(script("lock_acquire"))
+        self._renew = self._redis.register_script(script("lock_renew"))
+        self._release = self._redis.register_script(script("lock_release"))
 
     def _fail(self, exc: Exception) -> PRStateError:
         # A Redis error's text may echo the URL (and its password): name the kind only.
