@@ -21,9 +21,9 @@ from tests.support.partitions import worker_hosts
 from tests.support.people import grant_maintainers
 from tests.support.planted import ORIGINAL, PLANTED
 from tests.support.services import CONFIG, AppWorld, wait_for
+from workers.celeryapp.turn_messages import HOSTS_TTL
 from workers.schedule.protocol import Schedule, open_schedule
 from workers.schedule.routing import home_host
-from workers.schedule.turn_messages import HOSTS_TTL
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 

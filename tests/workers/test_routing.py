@@ -15,10 +15,10 @@ from bot.errors import ConfigError
 from bot.jobs import ReviewJob
 from tests.support.services import REDIS_URL, drop_redis_keys, require_redis, unique_prefix
 from workers.celeryapp.app import celery_config, create_publisher
+from workers.celeryapp.turn_messages import TurnPublisher
 from workers.schedule.protocol import FIFO_KEY, entry_for
 from workers.schedule.routing import HOST_QUEUE_EXPIRES_MS, home_host, review_queues
 from workers.schedule.sqlite_store import SQLiteSchedule
-from workers.schedule.turn_messages import TurnPublisher
 from workers.settings import WorkerSettings, worker_host
 
 REPOS = [f"org{i % 7}/repo-{i}" for i in range(600)]

@@ -5,7 +5,7 @@
 review schedule (:mod:`workers.schedule.protocol`: its place in its installation's line, and the
 worker host its repository prefers), publish the ``eyes`` reaction (``/review`` only) to
 the fast queue (where the worker gives it only to a commenter with write access), and
-publish the job's turn (:mod:`workers.schedule.turn_messages`), confirmed by the broker. A
+publish the job's turn (:mod:`workers.celeryapp.turn_messages`), confirmed by the broker. A
 conversation job (a reply in a thread, ``/ask``) goes to its own queue, alone.
 Anything the broker or the stores refuse becomes :class:`QueueError`: the job is taken
 back out of the schedule, the webhook answers 503 and forgets the delivery, so GitHub's
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from bot.jobs import ConversationJob, QueueError, ReviewJob
 from workers.celeryapp.task_names import CONVERSATION_TASK, EYES_TASK
+from workers.celeryapp.turn_messages import TurnPublisher
 from workers.schedule.protocol import QueuedJob, Schedule, ScheduleError, entry_for, open_schedule
-from workers.schedule.turn_messages import TurnPublisher
 from workers.settings import WorkerSettings
 from workers.state.pr_lock import PRState, PRStateError, open_pr_state, pr_key
 

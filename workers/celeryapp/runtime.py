@@ -11,8 +11,8 @@ import uuid
 from typing import TYPE_CHECKING
 
 from bot.usecases.context import JobContext
+from workers.celeryapp.turn_messages import TurnPublisher
 from workers.schedule.protocol import Schedule, open_schedule
-from workers.schedule.turn_messages import TurnPublisher
 from workers.settings import WorkerSettings
 from workers.state.model_rate_limit import open_model_budget
 from workers.state.pr_lock import PRState, open_pr_state

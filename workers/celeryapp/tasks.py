@@ -4,7 +4,7 @@
 
 A review message is a **turn** (``turn``: a label for the logs): the thread that runs it
 claims the next review job from the schedule and runs it
-(:mod:`workers.schedule.take_turn`).
+(:mod:`workers.celeryapp.take_turn`).
 A message of the older format (``job``, ``seq``, ``faults``: sent before the schedule
 existed) first puts its job in the schedule. Turns are acknowledged when a thread starts
 them: the job is held by its lease in the schedule from then on, so a worker that dies
@@ -26,9 +26,9 @@ from workers.celeryapp.backoff import backoff_delay
 from workers.celeryapp.conversation_task import register_conversation_task
 from workers.celeryapp.outcomes import Result, describe
 from workers.celeryapp.runtime import Runtime
+from workers.celeryapp.sweeper import watch_review_workers
+from workers.celeryapp.take_turn import take_turn
 from workers.celeryapp.task_names import EYES_TASK, REVIEW_TASK
-from workers.schedule.sweeper import watch_review_workers
-from workers.schedule.take_turn import take_turn
 from workers.settings import WorkerSettings
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Review jobs live here, in Redis (shared by every host) or SQLite (one machine), from the
 moment the webhook accepts them until they end. The broker carries only **turns**: a
 message that wakes one worker thread to run whatever job is next
-(:mod:`workers.schedule.turn_messages`).
+(:mod:`workers.celeryapp.turn_messages`).
 That split is what makes three promises possible at once:
 
 - **fair turns**: the next job is chosen when a thread is free, not when the job was

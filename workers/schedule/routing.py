@@ -7,7 +7,7 @@ So each repository has a **home** among the live worker hosts, chosen by rendezv
 When a host joins, it takes over only the repositories it now wins (about 1/N of them);
 when it leaves, only its own move, each to the host that wins next. No table to keep.
 
-How the home is used (see :mod:`workers.schedule.turn_messages` and the claim in
+How the home is used (see :mod:`workers.celeryapp.turn_messages` and the claim in
 :mod:`workers.schedule.protocol`):
 
 - the turn of a new job goes to the home host's own queue (``<prefix>.reviews.<host>``)

@@ -88,7 +88,7 @@ class PRLock:
     def __init__(self, state: PRState, key: str, lease: float, owner: str | None = None) -> None:
         self._state, self.key, self._lease = state, key, lease
         #: The job's claim owner, so a sweep that puts the job of a dead worker back in
-        #: line can also free its PR (:mod:`workers.schedule.sweeper`).
+        #: line can also free its PR (:mod:`workers.celeryapp.sweeper`).
         self.owner = owner or uuid.uuid4().hex
         self._heartbeat = Heartbeat(
             lambda: state.renew(key, self.owner, lease),

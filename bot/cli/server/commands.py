@@ -244,7 +244,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def pool_size(settings: Any, queues: tuple[str, ...]) -> int:
     """Threads of a worker's pool: its review threads, and one more that hands on a turn
-    arriving while every review thread is busy (``workers.schedule.take_turn``), so no turn waits
+    arriving while every review thread is busy (``workers.celeryapp.take_turn``), so no turn waits
     unacknowledged in the broker for the length of a review."""
     extra = settings.pool == "threads" and "reviews" in queues
     return int(settings.concurrency) + (1 if extra else 0)

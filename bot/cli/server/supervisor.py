@@ -3,7 +3,7 @@ would keep them.
 
 A child that exits (a worker killed by the OOM killer, a crash) is started again at once,
 then after pauses that double while it keeps dying soon after its start (2 s, 4 s, 8 s):
-a review it held comes back through its lease (``workers.schedule.sweeper``), whatever
+a review it held comes back through its lease (``workers.celeryapp.sweeper``), whatever
 process takes it. A child that cannot stay up (``MAX_QUICK_EXITS`` exits in a row, each
 within ``QUICK`` seconds of its start: a broken setting, a port taken) stops the whole set
 and ``serve`` exits 1, so the process manager above it sees the failure. SIGTERM or

@@ -1,5 +1,5 @@
 """One turn of the review queue: claim the next job and run it (see
-:mod:`workers.schedule.turn_messages`).
+:mod:`workers.celeryapp.turn_messages`).
 
 The job comes from the schedule, held by a renewed lease (:mod:`workers.schedule.leases`). Then,
 as before the schedule existed:
