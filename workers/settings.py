@@ -12,10 +12,12 @@ import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Final, Literal
 
 from bot.errors import ConfigError
+from bot.settings.broker import EMBEDDED_PREFIX, REDIS_SCHEMES, Broker, broker_of
 from bot.settings.environment import data_dir, default_data_dir, env_float, env_int
 
 Pool = Literal["threads", "prefork", "solo"]
@@ -23,10 +25,6 @@ POOLS: Final[tuple[str, ...]] = ("threads", "prefork", "solo")
 ScheduleMode = Literal["fair", "fifo"]
 SCHEDULES: Final[tuple[str, ...]] = ("fair", "fifo")
 
-_REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
-_AMQP_SCHEMES: Final = ("amqp://", "amqps://", "pyamqp://")
-_BROKER_SCHEMES: Final = (*_REDIS_SCHEMES, *_AMQP_SCHEMES, "sqla+sqlite://")
-_EMBEDDED_PREFIX: Final = "sqla+sqlite:///"
 _PREFIX_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -87,12 +85,8 @@ class WorkerSettings:
     worker_host: str = "localhost"
 
     def __post_init__(self) -> None:
-        if not self.broker_url.startswith(_BROKER_SCHEMES):
-            raise ConfigError(
-                "GITNEURAL_BROKER_URL must be a redis://, rediss://, amqp:// or "
-                "sqla+sqlite:/// URL (leave it unset for the embedded SQLite broker)"
-            )
-        if self.state_url is not None and not self.state_url.startswith(_REDIS_SCHEMES):
+        broker_of(self.broker_url)  # a URL of no broker we know is refused here
+        if self.state_url is not None and not self.state_url.startswith(REDIS_SCHEMES):
             raise ConfigError(
                 "GITNEURAL_STATE_URL must be a redis://, rediss:// or unix:// URL "
                 "(leave it unset to keep PR locks in SQLite under GITNEURAL_DATA_DIR)"
@@ -131,21 +125,24 @@ class WorkerSettings:
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"GITNEURAL_SCHEDULE must be one of {', '.join(SCHEDULES)}")
 
+    @cached_property
+    def broker(self) -> Broker:
+        """What the broker is and supports (:mod:`bot.settings.broker`), built once."""
+        return broker_of(self.broker_url)
+
     @property
     def embedded_broker(self) -> bool:
         """The broker is SQLite on this machine (``gitneural serve`` runs its own worker)."""
-        return self.broker_url.startswith(_EMBEDDED_PREFIX)
+        return self.broker.embedded
 
     @property
     def amqp_broker(self) -> bool:
         """The broker is RabbitMQ (AMQP 0-9-1)."""
-        return self.broker_url.startswith(_AMQP_SCHEMES)
+        return self.broker.kind == "amqp"
 
     @property
     def broker_path(self) -> Path | None:
-        if not self.embedded_broker:
-            return None
-        return Path(self.broker_url[len(_EMBEDDED_PREFIX) :])
+        return self.broker.path
 
     @property
     def review_queue(self) -> str:
@@ -173,11 +170,11 @@ class WorkerSettings:
         data = data_dir(env)
         broker = env.get("GITNEURAL_BROKER_URL", "").strip()
         if not broker:
-            broker = _EMBEDDED_PREFIX + str((data / "broker.sqlite3").resolve())
+            broker = EMBEDDED_PREFIX + str((data / "broker.sqlite3").resolve())
         state = (
             env.get("GITNEURAL_STATE_URL")
             or env.get("GITNEURAL_DEDUPE_URL")
-            or (broker if broker.startswith(_REDIS_SCHEMES) else None)
+            or broker_of(broker).state_store
         )
         hard = env_float(env, "GITNEURAL_TASK_TIME_LIMIT", cls.hard_time_limit)
         backoff_max = env_float(env, "GITNEURAL_RETRY_BACKOFF_MAX", cls.retry_backoff_max)

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.errors import ConfigError
+from bot.settings.broker import REDIS_SCHEMES, broker_of
 from bot.settings.environment import data_dir, default_data_dir, env_bool, env_int, env_words
 from bot.settings.repository import AUTHOR_ASSOCIATIONS
-
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class WebSettings:
                 f"GITNEURAL_ALLOWED_ASSOCIATIONS has unknown values {bad} "
                 f"(known: {', '.join(sorted(AUTHOR_ASSOCIATIONS))})"
             )
-        if self.dedupe_url is not None and not self.dedupe_url.startswith(_REDIS_SCHEMES):
+        if self.dedupe_url is not None and not self.dedupe_url.startswith(REDIS_SCHEMES):
             raise ConfigError(
                 "GITNEURAL_DEDUPE_URL must be a redis://, rediss:// or unix:// URL "
                 "(leave it unset to keep the delivery log in SQLite)"
@@ -71,7 +70,7 @@ class WebSettings:
         dedupe = (
             env.get("GITNEURAL_DEDUPE_URL")
             or env.get("GITNEURAL_STATE_URL")
-            or (broker if broker.startswith(_REDIS_SCHEMES) else None)
+            or _broker_state_store(broker)
         )
         return cls(
             webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", ""),
@@ -86,3 +85,10 @@ class WebSettings:
             data_dir=data_dir(env),
             key_prefix=env.get("GITNEURAL_QUEUE_PREFIX", "").strip() or cls.key_prefix,
         )
+
+
+def _broker_state_store(url: str) -> str | None:
+    try:
+        return broker_of(url).state_store
+    except ConfigError:
+        return None  # the worker's own settings name the bad broker URL

@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.logs",
             "bot.settings.server",
             "bot.settings.env_file",
+            "bot.settings.broker",
         ),
     ),
     ("git, the parsers and the model client", ("bot.git", "bot.code", "bot.llm")),

@@ -99,7 +99,7 @@ def celery_config(settings: WorkerSettings) -> dict[str, Any]:
         )
     else:
         options: dict[str, Any] = {"visibility_timeout": settings.visibility_timeout}
-        if settings.broker_url.startswith(("redis://", "rediss://", "unix://")):
+        if settings.broker.key_prefix:
             # Keeps this deployment's queues, bindings and unacked set apart from
             # others on the same Redis.
             options["global_keyprefix"] = f"{settings.prefix}:"

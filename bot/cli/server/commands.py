@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 from bot.cli.server.db_cmd import upgrade_store
 from bot.cli.server.supervisor import supervise
 from bot.cli.server.web_server import gunicorn_options, run_gunicorn, wsgi_app
+from bot.errors import ConfigError
 
 if TYPE_CHECKING:
     from bot.settings.server import Role
@@ -133,14 +134,17 @@ def run_serve(args: argparse.Namespace) -> int:
     from bot.cli.server.ops_wiring import operate_serve
     from bot.cli.server.serve_line import as_printed, serve_line
     from bot.cli.server.settings_check import check_settings, warn_unknown_names
+    from bot.settings.broker import broker_of
     from bot.settings.env_file import load_settings_file
     from bot.settings.environment import env_int
     from workers.settings import WorkerSettings
 
     original = dict(os.environ)
     source = load_settings_file()
-    broker = os.environ.get("GITNEURAL_BROKER_URL", "").strip()
-    embedded = not broker or broker.startswith("sqla+sqlite:")
+    try:
+        embedded = broker_of(os.environ.get("GITNEURAL_BROKER_URL", "").strip()).embedded
+    except ConfigError:
+        embedded = False  # the settings check below names the bad URL
     with_worker = embedded if args.worker is None else args.worker
     if not args.child:
         roles: tuple[Role, ...] = ("web", "worker") if with_worker else ("web",)
