@@ -27,14 +27,10 @@ def answer_ask(
     command's grammar, :mod:`bot.commands.ask`): the comment is read again here, as it
     may have been edited since it was queued."""
     job = run.job
-    run.eyes()
-    pull = run.open_pull()
-    if pull is None:
-        return ConversationOutcome("gone", detail="the pull request is closed or gone")
-    comments = run.pr_comments()
-    answered = run.answered_on_pr(comments)
-    if answered is not None:
-        return ConversationOutcome("already-answered", answered, "answered before")
+    opened = run.open_on_pr()
+    if isinstance(opened, ConversationOutcome):
+        return opened
+    pull, comments = opened
     asked = next((c for c in comments if c.id == job.comment_id), None)
     question = ask_question(asked.body) if asked is not None else None
     if asked is None:
@@ -44,13 +40,10 @@ def answer_ask(
     if not question:
         posted = run.post_answer(notice_body(USAGE, kind="answer", to=job.comment_id))
         return ConversationOutcome("answered", posted, "the usage: nothing was asked")
-    ready = run.settings(pull)
-    if isinstance(ready, str):
-        return ConversationOutcome("ignored", detail=ready)
+    ready = run.ready_for_model(pull)
+    if isinstance(ready, ConversationOutcome):
+        return ready
     change, config = ready
-    refused = run.over_budget()
-    if refused is not None:
-        return refused
     answer = answer_question(
         change,
         PullQuestion(question, job.requested_by or "someone"),

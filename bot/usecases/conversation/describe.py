@@ -19,20 +19,14 @@ from bot.usecases.conversation.thread_run import ConversationOutcome, Conversati
 
 def answer_describe(run: ConversationRun) -> ConversationOutcome:
     job = run.job
-    run.eyes()
-    pull = run.open_pull()
-    if pull is None:
-        return ConversationOutcome("gone", detail="the pull request is closed or gone")
-    answered = run.answered_on_pr()
-    if answered is not None:
-        return ConversationOutcome("already-answered", answered, "answered before")
-    ready = run.settings(pull)
-    if isinstance(ready, str):
-        return ConversationOutcome("ignored", detail=ready)
+    opened = run.open_on_pr()
+    if isinstance(opened, ConversationOutcome):
+        return opened
+    pull, _ = opened
+    ready = run.ready_for_model(pull)
+    if isinstance(ready, ConversationOutcome):
+        return ready
     change, config = ready
-    refused = run.over_budget()
-    if refused is not None:
-        return refused
     described = describe_change(
         change,
         job.requested_by or "someone",

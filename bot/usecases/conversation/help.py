@@ -21,12 +21,10 @@ from bot.usecases.review.steps import fetch_mirror
 
 def answer_help(run: ConversationRun, commands: Sequence[CommandLine]) -> ConversationOutcome:
     job = run.job
-    pull = run.open_pull()
-    if pull is None:
-        return ConversationOutcome("gone", detail="the pull request is closed or gone")
-    answered = run.answered_on_pr()
-    if answered is not None:
-        return ConversationOutcome("already-answered", answered, "answered before")
+    opened = run.open_on_pr(eyes=False)  # no model: the answer is there at once
+    if isinstance(opened, ConversationOutcome):
+        return opened
+    pull, _ = opened
     try:
         mirror, refs = fetch_mirror(run.ctx, job.installation_id, pull, default_only=True)
     except MirrorNotFoundError as exc:

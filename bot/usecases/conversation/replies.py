@@ -43,13 +43,10 @@ def answer_in_thread(run: ConversationRun) -> ConversationOutcome:
     run.top_id = found.top.id
     if found.answered is not None:
         return ConversationOutcome("already-answered", found.answered, "answered before")
-    ready = run.settings(pull)
-    if isinstance(ready, str):
-        return ConversationOutcome("ignored", detail=ready)
+    ready = run.ready_for_model(pull)
+    if isinstance(ready, ConversationOutcome):
+        return ready
     change, config = ready
-    refused = run.over_budget()
-    if refused is not None:
-        return refused
     question = _question(found)
     answer = answer_thread(
         change,

@@ -143,6 +143,33 @@ class ConversationRun:
         pull = read_pull(self.gh, job.repo, job.pr_number, on_401=self.forget_token)
         return pull if pull is not None and pull.open else None
 
+    def open_on_pr(
+        self, *, eyes: bool = True
+    ) -> tuple[PullInfo, list[IssueComment]] | ConversationOutcome:
+        """The opening every command answered on the PR shares: 👀 (``eyes=False`` for an
+        answer that needs no model), the PR (closed or gone: nothing to do), and an
+        answer already posted, which ends the job before any model call. The PR's
+        comments are handed back: a command may read its own comment again in them."""
+        if eyes:
+            self.eyes()
+        pull = self.open_pull()
+        if pull is None:
+            return ConversationOutcome("gone", detail="the pull request is closed or gone")
+        comments = self.pr_comments()
+        answered = self.answered_on_pr(comments)
+        if answered is not None:
+            return ConversationOutcome("already-answered", answered, "answered before")
+        return pull, comments
+
+    def ready_for_model(self, pull: PullInfo) -> tuple[Change, Config] | ConversationOutcome:
+        """The change and the settings the model answers on, then the monthly budget (its
+        notice posted in the answer's place when it is spent)."""
+        ready = self.settings(pull)
+        if isinstance(ready, str):
+            return ConversationOutcome("ignored", detail=ready)
+        refused = self.over_budget()
+        return ready if refused is None else refused
+
     def settings(self, pull: PullInfo) -> tuple[Change, Config] | str:
         """The PR's whole change and the repository's settings (from the default branch),
         or why there is no answer."""
