@@ -15,8 +15,9 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import posixpath
 from typing import TYPE_CHECKING, Final
+
+from bot.code import languages
 
 if TYPE_CHECKING:
     from tree_sitter import Language
@@ -43,36 +44,12 @@ GRAMMARS: Final[dict[str, tuple[str, str]]] = {
     "bash": ("tree_sitter_bash", "language"),
 }
 
-_EXTENSIONS: Final[dict[str, str]] = {
-    **dict.fromkeys(("py", "pyi", "pyw"), "python"),
-    **dict.fromkeys(("js", "mjs", "cjs", "jsx"), "javascript"),
-    **dict.fromkeys(("ts", "mts", "cts"), "typescript"),
-    "tsx": "tsx",
-    "go": "go",
-    "java": "java",
-    **dict.fromkeys(("kt", "kts"), "kotlin"),
-    "rs": "rust",
-    # A .h file is read as C: C++ headers parse as C well enough for units and names,
-    # and C's grammar is the smaller one.
-    **dict.fromkeys(("c", "h"), "c"),
-    **dict.fromkeys(("cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "c++", "h++"), "cpp"),
-    "cs": "csharp",
-    "rb": "ruby",
-    "php": "php",
-    "swift": "swift",
-    **dict.fromkeys(("scala", "sc"), "scala"),
-    **dict.fromkeys(("sh", "bash"), "bash"),
-}
-_FILENAMES: Final[dict[str, str]] = {"Rakefile": "ruby", "Gemfile": "ruby"}
-
 
 def language_of(path: str) -> str | None:
-    """The grammar's language for ``path`` (by its name), or ``None`` when there is none."""
-    name = posixpath.basename(path)
-    if name in _FILENAMES:
-        return _FILENAMES[name]
-    ext = name.rpartition(".")[2].lower() if "." in name else ""
-    return _EXTENSIONS.get(ext)
+    """The grammar's language for ``path`` (by its name, from the one table of languages,
+    :mod:`bot.code.languages`), or ``None`` when there is none."""
+    row = languages.language_of(path)
+    return None if row is None else row.grammar
 
 
 #: Languages whose files use each other's names: C++ includes C headers (and a ``.h`` is

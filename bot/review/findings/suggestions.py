@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from bot.code import languages
 from bot.code.grammars import language_of
 from bot.code.syntax import breaks_syntax
 from bot.errors import GitNeuralError
@@ -27,13 +28,6 @@ from bot.review.findings.python_syntax import parses_locally
 from bot.review.findings.side_text import split_lines
 from bot.text import encode_text
 
-#: Comment syntax by file extension, for the rough bracket scan; C-like otherwise.
-_HASH_COMMENTS = frozenset(
-    {".py", ".pyi", ".sh", ".bash", ".zsh", ".rb", ".pl", ".pm", ".r", ".yaml", ".yml"}
-    | {".toml", ".cfg", ".conf", ".mk", ".cmake", ".ps1", ".nix", ".tf", ".hcl", ".jl"}
-    | {".ex", ".exs", ".cr", ".coffee", ".dockerfile"}
-)
-_DASH_COMMENTS = frozenset({".sql", ".lua", ".hs", ".elm", ".ada", ".adb", ".ads"})
 _PYTHON = (".py", ".pyi")
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -85,14 +79,10 @@ def apply_suggestion(text: str, start: int, end: int, replacement: str) -> str:
 
 
 def _comment_style(path: str) -> str:
-    lower = path.lower()
-    name = lower.rsplit("/", 1)[-1]
-    ext = "." + name.rsplit(".", 1)[-1] if "." in name else ""
-    if ext in _HASH_COMMENTS or name in ("makefile", "dockerfile", "gemfile", "rakefile"):
-        return "#"
-    if ext in _DASH_COMMENTS:
-        return "--"
-    return "//"
+    """The line comment of ``path``'s language (the one table of languages); C-like
+    otherwise."""
+    row = languages.language_of(path)
+    return "//" if row is None else row.comment
 
 
 def bracket_balance(text: str, comment: str = "//") -> tuple[int, int, int]:
