@@ -316,7 +316,7 @@ def test_delay_and_paced_thinking(stub: K3Stub) -> None:
     elapsed = time.monotonic() - start
     reasoning = "".join(e["choices"][0]["delta"].get("reasoning_content", "") for e in events)
     assert len(reasoning) == 31 * 4  # 0.5 s at 62 tokens/s
-    assert 0.45 <= elapsed < 3
+    assert 0.45 <= elapsed < 3  # the stub paces its thinking; under 3 s: it did not stall
 
 
 def test_brain_sees_the_request_and_its_errors_surface() -> None:
@@ -422,7 +422,7 @@ def test_rate_limit_answers_429_above_n_requests_in_any_window() -> None:
         status, _, raw = post(stub, body())
         assert (status, error_of(raw)["type"]) == (429, "rate_limit_reached_error")
         # A refused request does not count; the window slides from the first admitted.
-        time.sleep(1.05)
+        time.sleep(1.05)  # only the clock slides the stub's window; a poll would be counted
         assert [post(stub, body())[0] for _ in range(3)] == [200, 200, 429]
         assert stub.rate_limited == 3
         assert len(stub.arrivals) == 7

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.usecases.errors import FencedError
-from tests.support.services import drop_redis_keys, require_redis, unique_prefix
+from tests.support.services import drop_redis_keys, require_redis, unique_prefix, wait_for
 from tests.support.tcpproxy import CuttableProxy
 from workers.schedule.leases import ClaimLease
 from workers.schedule.protocol import QueuedJob, Schedule
@@ -51,8 +51,8 @@ def test_a_claim_taken_over_is_fenced_before_any_heartbeat_notices(sched: Schedu
     lease = ClaimLease(sched, first, LEASE)
     check = fence({"the claim on the job": lease})
     check()  # still its own: renewed, and nothing raised
-    time.sleep(LEASE + 0.3)
-    [_back] = sched.recover("w2")  # another worker's sweep puts it back in line
+    # Another worker's sweep puts it back in line once the lease lapses (waited for).
+    [_back] = wait_for(lambda: sched.recover("w2"), "the lapsed claim put back", 10)
     second = sched.claim("w2", "h2", 60, 0)
     assert second is not None and second.entry.id == first.entry.id
     assert not lease.lost  # nothing has noticed yet: the old check would let it post

@@ -13,13 +13,20 @@ from typing import Any
 
 import pytest
 
-from tests.support.services import REDIS_URL, drop_redis_keys, require_redis, unique_prefix
+from tests.support.services import (
+    REDIS_URL,
+    drop_redis_keys,
+    require_redis,
+    unique_prefix,
+    wait_for,
+)
 from workers.schedule.protocol import (
     ACTIVE_WINDOW,
     FIFO_KEY,
     Claim,
     HostLoad,
     QueuedJob,
+    Returned,
     Schedule,
     default_limit,
     worker_of,
@@ -166,8 +173,10 @@ def test_the_default_limit_applies_for_a_while_after_another_s_review_ended(
     assert first[:3] == ["a0", "a1", "a2"]
     if time.monotonic() - ended < window:  # asked within B's window (a stall may delay it)
         assert first[3] is None  # B was active: A held to 3 of the 4 threads
-    time.sleep(window + 0.2)  # B quiet for longer than the window: A alone, every thread
-    later = [name(take(sched, limit=0)) for _ in range(2)]
+    # B quiet for longer than the window: A alone, every thread (waited for, not slept).
+    waited = wait_for(lambda: take(sched, limit=0), "A's next job after B's window", 10)
+    assert time.monotonic() - ended >= window - 0.05 or first[3] is not None
+    later = [name(waited), name(take(sched, limit=0))]
     assert [n for n in first[3:] + later if n] == ["a3", "a4"]
 
 
@@ -190,8 +199,14 @@ def test_a_job_whose_worker_stopped_renewing_is_put_back_first(sched: Schedule) 
     held = sched.claim("dead-worker", "h1", 0.2, 100)
     assert held is not None and worker_of(held.owner) == "dead-worker"
     assert sched.renew(held, 0.2)
-    time.sleep(0.35)
-    assert sched.recover(skip_worker="dead-worker") == []  # a worker never recovers itself
+    renewed = time.monotonic()
+
+    # Asked all along while the lease lapses on the store's clock: a worker never
+    # recovers its own job, however long it has been.
+    def recovered_itself() -> list[Returned] | bool:
+        return sched.recover(skip_worker="dead-worker") or time.monotonic() - renewed > 0.35
+
+    assert wait_for(recovered_itself, "the lease to lapse", 10) is True
     [back] = sched.recover(skip_worker="w1")
     assert (back.entry.id, back.owner, back.entry.resume) == (held.entry.id, held.owner, True)
     assert sched.recover(skip_worker="w1") == []  # once
@@ -213,8 +228,8 @@ def test_a_deferred_job_waits_its_delay_then_goes_first(sched: Schedule) -> None
     assert name(take(sched)) == "other"  # a deferred job is out of line until it is due
     early = sched.promote()
     assert early == [] or time.monotonic() - deferred >= 0.3  # not before its delay
-    time.sleep(0.45)
-    [due] = early or sched.promote()
+    [due] = early or wait_for(sched.promote, "the deferred job due", 10)
+    assert time.monotonic() - deferred >= 0.3 - 0.05
     assert (due.entry.id, due.entry.faults) == (claim.entry.id, 2)
     again = take(sched)
     assert name(again) == "busy-pr" and again is not None and again.entry.faults == 2
@@ -247,11 +262,10 @@ def test_stalled_gives_out_turns_only_when_threads_are_free_and_nobody_claims(
     sched.enqueue(job("1", "a1"))
     sched.enqueue(job("1", "a2"))
     assert sched.stalled(patience=5, limit=0) == 0  # a claim just happened
-    time.sleep(0.3)
-    assert sched.stalled(patience=0.2, limit=0) == 2  # A alone: every one of 2 threads
+    # Nobody claims for longer than the patience: turns are given out (waited for).
+    assert wait_for(lambda: sched.stalled(patience=0.2, limit=0), "turns given out", 10) == 2
     assert sched.stalled(patience=30, limit=0) == 0  # once per patience
-    time.sleep(0.3)
-    assert sched.stalled(patience=0.2, limit=1) == 1  # an explicit limit: 1 at once
+    assert wait_for(lambda: sched.stalled(patience=0.2, limit=1), "one more turn", 10) == 1
 
 
 def test_stalled_counts_the_default_limit_while_another_installation_runs(
@@ -262,8 +276,8 @@ def test_stalled_counts_the_default_limit_while_another_installation_runs(
     assert name(take(sched, limit=0)) == "b0"  # B runs one: 7 threads free
     for i in range(8):
         sched.enqueue(job("1", f"a{i}"))
-    time.sleep(0.3)
-    assert sched.stalled(patience=0.2, limit=0) == 6  # A may start 6, not 7
+    given = wait_for(lambda: sched.stalled(patience=0.2, limit=0), "turns given out", 10)
+    assert given == 6  # A may start 6, not 7
 
 
 @pytest.mark.parametrize("threads", [8])

@@ -205,7 +205,7 @@ def test_soft_limit_interrupts_the_task_thread() -> None:
     def task() -> str:
         with TaskGuard(0.2, None) as guard:
             try:
-                time.sleep(0.001)
+                time.sleep(0.001)  # work the guard's timer interrupts, as a review's would be
                 for _ in range(10_000):
                     time.sleep(0.001)  # the interrupt lands between bytecodes
             except SoftLimitInterrupt:
