@@ -61,7 +61,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from bot.cli import action_cmd, hook_cmd, init_cmd, review_cmd
     from bot.cli.app_setup import doctor_cmd, setup_cmd
     from bot.cli.server import commands as server_cmd
-    from bot.cli.server import db_cmd, usage_cmd
+    from bot.cli.server import db_cmd, relay_cmd, usage_cmd
 
     review_cmd.add_parser(commands)
     hook_cmd.add_parser(commands)
@@ -72,6 +72,7 @@ def _build_parser() -> argparse.ArgumentParser:
     db_cmd.add_parser(commands)
     action_cmd.add_parser(commands)
     usage_cmd.add_parser(commands)
+    relay_cmd.add_parser(commands)
     return parser
 
 
