@@ -131,6 +131,19 @@ class RepoHelpers:
             repo.issues[number] = Issue(number, s.next_id(), title, body, user)
         return number
 
+    def transfer_issue(self, full_name: str, number: int, to: str) -> int:
+        """Move issue ``number`` to repository ``to``, as GitHub's "Transfer issue" does:
+        the old address answers 301 to the new one. The issue's number there."""
+        s = self.store
+        source, target = s.repo(full_name), s.repo(to)
+        with s.lock:
+            issue = source.issues.pop(number)
+            moved = target.next_number
+            target.next_number += 1
+            target.issues[moved] = Issue(moved, issue.id, issue.title, issue.body, issue.user)
+            source.moved[number] = (target.full_name, moved)
+        return moved
+
     def link_issue(self, full_name: str, pull: int, issue: int) -> None:
         """Link ``issue`` to the pull request by hand, as GitHub's sidebar does."""
         repo = self.store.repo(full_name)

@@ -225,6 +225,12 @@ def blueprint(prefix: str) -> Blueprint:
         repo = auth_repo(owner, name)
         s = store()
         pull = repo.pulls.get(number)
+        if number in repo.moved:  # transferred: GitHub's 301, which clients follow
+            where, moved = repo.moved[number]
+            url = f"{s.repo_url(s.repo(where))}/issues/{moved}"
+            answer = json_response({"message": "Moved Permanently", "url": url}, 301)
+            answer.headers["Location"] = url
+            return answer
         if pull is None and number in repo.issues:
             return json_response(s.issue_json(repo, repo.issues[number]))
         if pull is None:

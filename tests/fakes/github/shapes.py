@@ -99,6 +99,7 @@ class Shapes:
             "url": url,
             "html_url": f"{self.web_url}/{repo.full_name}/issues/{issue.number}",
             "comments_url": f"{url}/comments",
+            "repository_url": self.repo_url(repo),
             "labels": [],
         }
 

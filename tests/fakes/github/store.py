@@ -90,6 +90,8 @@ class Repo:
     pulls: dict[int, Pull] = field(default_factory=dict)
     #: Issues share the pull requests' numbers, as on GitHub.
     issues: dict[int, Issue] = field(default_factory=dict)
+    #: Issues transferred away: number → (repository, number there); GitHub answers 301.
+    moved: dict[int, tuple[str, int]] = field(default_factory=dict)
     #: A pull request's number -> the issues linked to it by hand (GitHub's sidebar).
     linked_issues: dict[int, list[int]] = field(default_factory=dict)
     next_number: int = 1
