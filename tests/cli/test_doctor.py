@@ -168,3 +168,22 @@ def test_an_app_without_a_webhook_secret_on_github_is_told_to_set_one(
 def test_doctor_reads_the_settings_file(world: AppWorld, tmp_path: Path) -> None:
     (tmp_path / "gitneural.env").write_text("GITNEURAL_MODEL=kimi-k9\n")
     assert "kimi-k9" in doctor(world, tmp_path).row("model")[1]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # redis-py reads a password from the query string too.
+        "redis://127.0.0.1:6379/0?password=pw-in-the-query-77",
+        # A password holding '#', '/' or '?' breaks a URL parser (the old row crashed with
+        # the password's first characters in its error).
+        "redis://user:pw#in/the?pass-77@127.0.0.1:6379/0",
+        "redis://:pw#in-77@127.0.0.1:6379/0",
+    ],
+    ids=["query", "reserved-characters", "no-user"],
+)
+def test_the_broker_row_never_shows_a_password(world: AppWorld, tmp_path: Path, url: str) -> None:
+    result = doctor(world, tmp_path, GITNEURAL_BROKER_URL=url)  # no traceback: see doctor()
+    _, text = result.row("broker")
+    assert "127.0.0.1:6379/0" in text, result.out
+    assert "pw" not in result.out and "77" not in result.out, result.out

@@ -32,7 +32,15 @@ def queue_depths(app: Celery, settings: WorkerSettings) -> dict[str, int]:
     """Messages waiting in the ``reviews`` and ``fast`` queues."""
     names = {"reviews": settings.review_queue, "fast": settings.fast_queue}
     depths: dict[str, int] = {}
-    conn = app.connection_for_read()
+    try:
+        conn = app.connection_for_read()
+    except (ValueError, TypeError):
+        # kombu's URL parser fails on a password holding '#', '/' or '?', or one given
+        # twice (userinfo and ?password=); its message quotes the URL: name the kind only.
+        raise DependencyError(
+            "GITNEURAL_BROKER_URL does not parse as a broker URL: percent-encode the "
+            "password's '#', '/', '?' and '@' (%23, %2F, %3F, %40), and give it once"
+        ) from None
     errors: tuple[type[BaseException], ...] = (
         kombu.exceptions.KombuError,
         OSError,
@@ -66,9 +74,16 @@ def check_broker(app: Celery, settings: WorkerSettings) -> None:
 def check_redis(url: str, what: str) -> None:
     import redis  # only deployments with Redis pay for the import
 
-    client = redis.Redis.from_url(
-        url, socket_timeout=PROBE_TIMEOUT, socket_connect_timeout=PROBE_TIMEOUT
-    )
+    try:
+        client = redis.Redis.from_url(
+            url, socket_timeout=PROBE_TIMEOUT, socket_connect_timeout=PROBE_TIMEOUT
+        )
+    except (ValueError, TypeError):
+        # redis-py's message quotes the URL's pieces (a password's first characters).
+        raise DependencyError(
+            f"the {what}'s URL does not parse: percent-encode the password's '#', '/', '?' "
+            "and '@' (%23, %2F, %3F, %40)"
+        ) from None
     try:
         client.ping()
     except redis.RedisError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import urllib.parse
 from pathlib import Path
 
@@ -13,17 +14,37 @@ from bot.logs import JsonFormatter, log_format
 from bot.store import database_url, redacted_url
 from workers.settings import WorkerSettings
 
+#: Query parameters that carry a secret (redis-py reads ``?password=``), by name.
+_SECRET_PARAM = re.compile(r"pass|secret|token|key|auth|cred|sig", re.IGNORECASE)
+
 
 def shown_url(url: str) -> str:
-    """``url`` without a password (``redis://:pw@host`` → ``redis://host``)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None and parts.username is None:
-        return url
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    netloc = (f"{parts.username}@" if parts.username else "") + host
-    netloc += f":{parts.port}" if parts.port else ""
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    """``url`` with nothing secret in it, for a start line or a doctor row: no password,
+    no query parameter named like one, no fragment (``redis://:pw@host/0?password=x`` →
+    ``redis://host/0?password=***``). Never raises and never echoes what it cannot parse: a
+    password holding ``#``, ``/`` or ``?`` breaks a URL parser, so the user information is
+    cut at the last ``@`` by hand (no host name holds one)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return "(not a URL)"
+    user = ""
+    if "@" in rest:
+        userinfo, rest = rest.rsplit("@", 1)
+        name, colon, _ = userinfo.partition(":")
+        # A name before a password is shown; user information that is one word may be a
+        # token (redis://TOKEN@host), and is not.
+        if colon and name and re.fullmatch(r"[\w.-]+", name):
+            user = f"{name}@"
+    rest = rest.partition("#")[0]
+    where, question, query = rest.partition("?")
+    if question:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        query = "&".join(
+            f"{urllib.parse.quote(k, safe='')}="
+            + ("***" if _SECRET_PARAM.search(k) else urllib.parse.quote(v, safe=""))
+            for k, v in pairs
+        )
+    return f"{scheme}://{user}{where}" + (f"?{query}" if question else "")
 
 
 def broker_text(settings: WorkerSettings) -> str:
