@@ -89,6 +89,8 @@ def candidates(findings: Sequence[Finding], mode: VerifyMode) -> list[Finding]:
 
 
 def _listing(asked: Sequence[Finding]) -> list[dict[str, Any]]:
+    # No bodies: K3 wrote them in the submit_review call just above (and the prompt's
+    # uncached part is what verification costs).
     return [
         {
             "id": number,
@@ -97,7 +99,6 @@ def _listing(asked: Sequence[Finding]) -> list[dict[str, Any]]:
             "lines": [f.start_line, f.end_line],
             "severity": str(f.severity),
             "title": printable(f.title),
-            "body": printable(f.body),
             "evidence": printable(f.evidence or ""),
         }
         for number, f in enumerate(asked, 1)
@@ -106,7 +107,7 @@ def _listing(asked: Sequence[Finding]) -> list[dict[str, Any]]:
 
 def verify_message(asked: Sequence[Finding]) -> str:
     """The question: the findings (model text, so fenced as untrusted), and the task."""
-    listing = json.dumps(_listing(asked), ensure_ascii=False, indent=1)
+    listing = json.dumps(_listing(asked), ensure_ascii=False)
     block = Fences([listing])(listing)
     return (
         "Before these findings are shown, verify each one. For every finding below, check "
