@@ -4,8 +4,8 @@ requests answered finding by finding.
     brain = LeverBrain(passes=[[bug, decoy], [bug], [bug, other]])
     with K3Stub(brain=brain) as stub: ...
 
-A *review request* is one whose last message is the review's prompt (its first user
-message); the n-th review request with the same prompt is pass n and submits
+Every request that is not a verification is a review request; the n-th one with the
+same messages is pass n (the passes of a review send the same prompt) and submits
 ``passes[n]`` (the last list once the passes run out), so passes over one prompt answer
 differently, whatever order they come in. A *verification request* ends with the user
 message that lists the findings to verify (``bot.review.agent.verify``): a finding whose
