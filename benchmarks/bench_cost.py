@@ -23,7 +23,16 @@ against its physical limit (:mod:`benchmarks.prefix_limit`): the share of the pr
 before the first character that differs from the previous review's prompt, in the
 characters the stub counts its tokens on. Nothing after that character can be cached.
 
-Budgets: every re-review serves at least 95% of its limit from the cache, and nothing
+The levers against noise (issue 33), on a PR of :data:`LEVER_FILES` files whose review
+reports three findings, each on a fresh stub and fake GitHub (nothing cached before):
+``review.verify = "all"`` against the same review with verify off, the extra prompt
+tokens the stub could not serve from its cache (the verification request continues the
+review's conversation, so only the review's answer and the question are new) as a share
+of the review's prompt; and ``review.passes = 3``, what each extra pass adds (its prompt
+is the first pass's, served from the cache: uncached prompt and completion tokens).
+
+Budgets: verification's extra uncached prompt tokens at most 15% of the review's; every
+re-review serves at least 95% of its limit from the cache, and nothing
 changed before the pushed file's section, in this prompt or the previous one (the fence
 around a file's diff is named by a hash of the diff, so a change starts at that file's
 fence; a file moved to the end by ``changed_last`` starts it where the file was); GitHub
@@ -47,6 +56,7 @@ from bot.jobs import ReviewJob
 from bot.usecases.review.run import run_review_job
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
+from tests.fakes.k3.levers import LeverBrain
 from tests.support.job_world import make_context
 
 SIZES = (1, 30, 300)
@@ -58,6 +68,10 @@ EDIT = {"hunks": 3, "inserted": 2}
 CACHE_BUDGET = 0.95
 CALLS_BUDGET = 8
 REPO = "octo/app"
+#: The levers' PR, and the quick run's.
+LEVER_FILES, QUICK_LEVER_FILES = 30, 2
+#: Verification's extra uncached prompt tokens, at most this share of the review's.
+VERIFY_BUDGET = 0.15
 
 _deliveries = itertools.count(1)
 
@@ -130,9 +144,14 @@ def _submit_nothing(_body: dict[str, Any]) -> Any:
 
 
 @contextmanager
-def _rig(root: Path, files: list[SourceFile]) -> Iterator[_Rig]:
-    with FakeGitHub(root / "gh") as gh, K3Stub(brain=_submit_nothing, check_history=False) as stub:
-        gh.create_repo(REPO, installation_id=1, files={f.path: f.data for f in files})
+def _rig(
+    root: Path, files: list[SourceFile], settings: str | None = None, brain: Any = _submit_nothing
+) -> Iterator[_Rig]:
+    with FakeGitHub(root / "gh") as gh, K3Stub(brain=brain, check_history=False) as stub:
+        base = {f.path: f.data for f in files}
+        if settings is not None:
+            base[".gitneural.toml"] = settings.encode()
+        gh.create_repo(REPO, installation_id=1, files=base)
         gh.push(REPO, "feature", {f.path: edited(f, **EDIT) for f in files}, "Edit the files")
         number = gh.create_pull(REPO, head="feature", title="Edit files", body="Benchmark")
         yield _Rig(gh, stub, make_context(gh, stub, root), number)
@@ -201,9 +220,76 @@ def _rows(c: Cost) -> list[Row]:
     return rows
 
 
+def _findings(files: list[SourceFile]) -> list[dict[str, Any]]:
+    """Three findings of a realistic size, on the PR's first files."""
+    found = []
+    for n, f in enumerate((files * 3)[:3]):
+        line = f.anchors[0]
+        code = f.data.splitlines()[line - 1].decode("utf-8", "replace")
+        found.append(
+            {
+                "path": f.path,
+                "start_line": line,
+                "end_line": line,
+                "side": "RIGHT",
+                "severity": "major",
+                "category": "bug",
+                "title": f"Finding {n + 1}: this statement misses an edge case",
+                "body": "When the input is empty this line raises instead of returning the "
+                "default; callers in the module do not guard against it. Check the length "
+                "first, or catch the error where the default is known.",
+                "evidence": code,
+            }
+        )
+    return found
+
+
+def _lever_review(files: list[SourceFile], settings: str) -> tuple[Review, Review]:
+    """The review with ``settings`` on a fresh rig: its first request, and all of it."""
+    with (
+        tempfile.TemporaryDirectory(prefix="gitneural-bench-levers-") as tmp,
+        _rig(Path(tmp), files, settings, LeverBrain(passes=[_findings(files)])) as rig,
+    ):
+        whole = rig.review("opened")
+        first = rig.stub.chat_requests[0].usage or {}
+    one = Review(first.get("prompt_tokens", 0), first.get("cached_tokens", 0), 1, 0, "", ())
+    return one, whole
+
+
+def _uncached(r: Review) -> int:
+    return r.prompt_tokens - r.cached_tokens
+
+
+def lever_rows(count: int) -> list[Row]:
+    files = source_files(count)
+    _, off = _lever_review(files, "[review]\n")
+    _, verified = _lever_review(files, '[review]\nverify = "all"\n')
+    first, passes = _lever_review(files, "[review]\npasses = 3\n")
+    where = f"levers, {count}-file PR"
+    extra = _uncached(verified) - _uncached(off)
+    share = extra / off.prompt_tokens if off.prompt_tokens else 0.0
+    per_pass = (_uncached(passes) - _uncached(first)) / 2
+    per_pass_prompt = (passes.prompt_tokens - first.prompt_tokens) / 2
+    statuses = {r.status for r in (off, verified, passes)}
+    return [
+        row(f"{where}: review's prompt tokens (verify off, 1 pass)", off.prompt_tokens, "tokens"),
+        row(f"{where}: verify = all: requests", verified.requests, "", "2", verified.requests == 2),
+        row(f"{where}: verify = all: extra uncached prompt tokens",
+            extra, f"tokens ({100 * share:.1f}% of the review's)",
+            f"<= {VERIFY_BUDGET:.0%} of the review's", share <= VERIFY_BUDGET),
+        row(f"{where}: passes = 3: requests", passes.requests, "", "3", passes.requests == 3),
+        row(f"{where}: passes = 3: prompt tokens per extra pass", per_pass_prompt, "tokens"),
+        row(f"{where}: passes = 3: uncached prompt tokens per extra pass",
+            per_pass, f"tokens ({100 * per_pass / max(1, first.prompt_tokens):.1f}% of a pass)"),
+        row(f"{where}: every review posted", ", ".join(sorted(statuses)), "", "posted",
+            statuses == {"posted"}),
+    ]  # fmt: skip  # a table, kept compact
+
+
 def run(quick: bool = False) -> list[Row]:
     costs = [measure(n) for n in (QUICK_SIZES if quick else SIZES)]
     rows = [r for c in costs for r in _rows(c)]
+    rows += lever_rows(QUICK_LEVER_FILES if quick else LEVER_FILES)
     small, large = costs[0], costs[-1]
     calls = f"{small.first.api_calls} and {large.first.api_calls}"
     rows.append(

@@ -10,6 +10,7 @@ SUBMIT_REVIEW_SCHEMA = "submit_review.schema.json"
 SUBMIT_REPLY_SCHEMA = "submit_reply.schema.json"
 SUBMIT_ANSWER_SCHEMA = "submit_answer.schema.json"
 SUBMIT_DESCRIPTION_SCHEMA = "submit_description.schema.json"
+SUBMIT_VERDICTS_SCHEMA = "submit_verdicts.schema.json"
 
 
 def read_text(name: str) -> str:

@@ -39,6 +39,23 @@ def unquoted_text(count: int) -> str:
     return f"{count} finding{'s' if count != 1 else ''} dropped: {QUOTE_NOT_FOUND}"
 
 
+#: How the reason of every finding K3 refuted when asked to verify it starts
+#: (``review.verify``; see ``bot.review.agent.verify``).
+REFUTED = "refuted"
+#: How the reason of every finding too few of ``review.passes`` reported starts.
+NO_MAJORITY = "no majority"
+
+
+def refuted_text(count: int) -> str:
+    """``2 findings dropped: refuted``, as every output says it."""
+    return f"{count} finding{'s' if count != 1 else ''} dropped: {REFUTED}"
+
+
+def no_majority_text(count: int) -> str:
+    """``1 finding dropped: no majority`` (of the review's passes), as every output says it."""
+    return f"{count} finding{'s' if count != 1 else ''} dropped: {NO_MAJORITY} of the passes"
+
+
 class Placement(enum.StrEnum):
     """Where a checked finding may be shown."""
 
@@ -113,6 +130,19 @@ class ReviewResult:
     def unquoted(self) -> int:
         """How many findings were dropped because the code they quote is not there."""
         return sum(reason.startswith(QUOTE_NOT_FOUND) for _, reason in self.dropped)
+
+    def refuted(self) -> int:
+        """How many findings K3 refuted when asked to verify them (``review.verify``)."""
+        return sum(reason.startswith(REFUTED) for _, reason in self.dropped)
+
+    def unmajorities(self) -> int:
+        """How many findings too few of the review's passes reported (``review.passes``)."""
+        return sum(reason.startswith(NO_MAJORITY) for _, reason in self.dropped)
+
+    def lever_counts(self) -> list[str]:
+        """The outputs' words for the findings the levers against noise dropped."""
+        counts = [(self.refuted(), refuted_text), (self.unmajorities(), no_majority_text)]
+        return [text(n) for n, text in counts if n]
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

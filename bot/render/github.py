@@ -232,6 +232,8 @@ class ReviewText:
     repeated: int = 0
     #: Findings dropped because the code they quote is not there (the evidence rule).
     unquoted: int = 0
+    #: What the levers against noise dropped, in words (``ReviewResult.lever_counts``).
+    levers: Sequence[str] = ()
     #: Findings held back: a writer (or K3, in a thread) dismissed them, on any PR.
     dismissed: int = 0
     #: Findings held back on this PR only: its author (without write access) dismissed them.
@@ -270,6 +272,7 @@ def review_body(
         counts += f" · {text.repeated} finding{s} already reported earlier, not repeated"
     if text.unquoted:
         counts += f" · {unquoted_text(text.unquoted)}"
+    counts += "".join(f" · {said}" for said in text.levers)
     if text.dismissed:
         counts += f" · {dismissed_text(text.dismissed)}"
     if text.dismissed_here:

@@ -15,6 +15,8 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
       "findings": [Finding],          # kept findings, most severe first
       "dropped": [{"finding": Finding, "reason": str}],
       "evidence_not_found": int,      # how many were dropped: quoted code not found
+      "refuted": int,                 # how many were dropped: refuted ([review] verify)
+      "no_majority": int,             # how many too few passes reported ([review] passes)
       "walkthrough": Walkthrough | null     # what the change is ([walkthrough] enabled)
     }
 
@@ -86,6 +88,8 @@ def report_dict(result: ReviewResult) -> dict[str, Any]:
             for f, reason in result.dropped
         ],
         "evidence_not_found": result.unquoted(),
+        "refuted": result.refuted(),
+        "no_majority": result.unmajorities(),
         "walkthrough": _clean(result.walkthrough.as_dict()) if result.walkthrough else None,
     }
 

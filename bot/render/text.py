@@ -115,6 +115,7 @@ def _tail(result: ReviewResult) -> list[str]:
     unquoted = result.unquoted()
     if unquoted:
         lines.append(unquoted_text(unquoted))
+    lines += result.lever_counts()
     if result.summary.strip():
         lines += ["", "Summary:", *_indented(result.summary.strip("\n"))]
     if result.walkthrough is not None:

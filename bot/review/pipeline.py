@@ -25,6 +25,7 @@ from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
+from bot.review.agent.levers import Levers, review_tools
 from bot.review.agent.loop import LoopBudget
 from bot.review.agent.parallel import ReviewGroup, review_groups
 from bot.review.context.file_context import FileContext, build_file_context
@@ -37,7 +38,6 @@ from bot.review.prompt import (
     WalkthroughAsk,
     overhead_tokens,
     render_messages,
-    submit_review_tool,
 )
 from bot.review.related.finder import RelatedFinder, RelatedLimits
 from bot.review.secrets.redacted_change import redacted_change
@@ -147,9 +147,8 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         if config.walkthrough.enabled
         else None
     )
-    tools = [submit_review_tool()]
-    if agentic and change.head is not None:
-        tools += RepoTools(change.head).definitions()
+    repo_tools = RepoTools(change.head).definitions() if agentic and change.head is not None else []
+    tools = review_tools(_levers(config), repo_tools)
     tool_tokens = estimate_tokens(json.dumps(tools[1:]))
 
     def room_after(listed: list[SkippedFile]) -> int:
@@ -221,6 +220,10 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         instructions_cut=read.cut,
         walkthrough=ask,
     )
+
+
+def _levers(config: Config) -> Levers:
+    return Levers(verify=config.review.verify, passes=config.review.passes)
 
 
 def _instructions(safe: Change, config: Config) -> Instructions:
@@ -329,6 +332,7 @@ def review(
     model_findings: list[Finding] = []
     coverage = plan.coverage
     walkthrough = None
+    lever_drops: list[tuple[Finding, str]] = []
     if plan.groups:
         budget = LoopBudget.for_agent(config.agent, deadline)
         outcome = review_groups(
@@ -345,11 +349,13 @@ def review(
             on_progress=on_progress,
             skipped=plan.skipped,
             total_files=len(change.diff.files),
+            levers=_levers(config),
         )
         usage = outcome.usage
         summary = outcome.summary
         model_findings = outcome.findings
         coverage = outcome.coverage
+        lever_drops = outcome.dropped
         if plan.walkthrough is not None:
             walkthrough = settle_walkthrough(
                 outcome.walkthrough,
@@ -360,6 +366,7 @@ def review(
     kept, dropped = check_findings(
         plan.secrets + model_findings, change, max_comments=config.review.max_comments
     )
+    dropped += lever_drops
     # A secret in the title or a commit message has no line to be reported on.
     notes = [
         *secret_notes(change.title, change.description),

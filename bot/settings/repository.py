@@ -23,6 +23,10 @@ CONFIG_FILE = ".gitneural.toml"
 SeverityName = Literal["critical", "major", "minor", "nit"]
 CheckConclusion = Literal["neutral", "failure"]
 AutoReview = Literal["always", "label", "off"]
+VerifyMode = Literal["off", "critical", "all"]
+
+#: ``review.passes`` lies within these bounds.
+MIN_PASSES, MAX_PASSES = 1, 5
 
 #: Paths no reviewer wants to read: lock files, vendored and generated code, minified
 #: assets. Matched with ``fnmatch`` semantics against the whole path (``*`` spans ``/``).
@@ -122,6 +126,16 @@ class ReviewSettings:
     timeout: float = 1200.0
     #: Seconds without a byte from the model before a request is given up as stalled.
     stall_timeout: float = 120.0
+    #: After the review, hand its findings back to K3 in the same conversation (its
+    #: prompt served from K3's prefix cache) to confirm or refute each with evidence;
+    #: refuted ones are dropped (``dropped: refuted``). ``off``, ``critical`` (only
+    #: critical and major findings) or ``all``. Off until measured with a real model
+    #: (``gitneural replay --compare``; see docs/quality.md).
+    verify: VerifyMode = "off"
+    #: Independent reviews of the same prompt (1 to 5); a finding is kept when a strict
+    #: majority of them report it at the same place. Each extra pass costs a review's
+    #: completion tokens, its prompt mostly from K3's prefix cache. 1 until measured.
+    passes: int = 1
 
 
 @dataclass
@@ -344,6 +358,11 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> Config:
                 )
             parts[name] = _section(name, hints[name], table)
         config = Config(**parts)
+        if not MIN_PASSES <= config.review.passes <= MAX_PASSES:
+            raise ConfigError(
+                f"review.passes must be from {MIN_PASSES} to {MAX_PASSES}, "
+                f"not {config.review.passes}"
+            )
         bad = set(config.github.allowed_associations) - AUTHOR_ASSOCIATIONS
         if bad:
             raise ConfigError(

@@ -198,6 +198,8 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "findings",
         "dropped",
         "evidence_not_found",
+        "refuted",
+        "no_majority",
         "walkthrough",
     }
     assert set(data["findings"][0]) == {

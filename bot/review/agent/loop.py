@@ -13,7 +13,7 @@ of calling the tool; that is parsed defensively. A bad submission gets one repai
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -140,6 +140,7 @@ def converse(
     budget: LoopBudget,
     max_completion_tokens: int,
     on_progress: Callable[[Progress], None] | None = None,
+    offer: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[Submission, LoopStats]:
     """Run the conversation until the model submits a valid review; ``messages`` grows."""
     return converse_until(
@@ -150,6 +151,7 @@ def converse(
         budget=budget,
         max_completion_tokens=max_completion_tokens,
         on_progress=on_progress,
+        offer=offer,
     )
 
 
@@ -162,10 +164,19 @@ def converse_until(
     budget: LoopBudget,
     max_completion_tokens: int,
     on_progress: Callable[[Progress], None] | None = None,
+    offer: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[T, LoopStats]:
     """Run the conversation until the model makes a valid ``final`` call; ``messages``
-    grows."""
-    offered = [final.definition] + (tools.definitions() if tools else [])
+    grows.
+
+    ``offer``: the whole tool list to send (None: ``final``, then the repository tools).
+    A conversation that goes on after its first final call (``review.verify``) sends the
+    same list in every request, so K3's prefix cache serves everything before; a call to
+    an offered tool that is neither ``final`` nor a repository tool is told to wait.
+    """
+    offered = list(offer) if offer else [final.definition] + (tools.definitions() if tools else [])
+    repo_names = {_name(d) for d in tools.definitions()} if tools else set()
+    idle = {_name(d) for d in offered} - repo_names - {final.name}
     stats = LoopStats()
     spent: str | None = None
     while True:
@@ -211,7 +222,7 @@ def converse_until(
                 }
             )
             continue
-        outcome = _handle_calls(final, turn.tool_calls, tools, spent, messages, stats, budget)
+        outcome = _handle_calls(final, turn.tool_calls, tools, spent, messages, stats, budget, idle)
         if outcome.result:
             return outcome.result[0], stats
         if outcome.error is not None:
@@ -234,9 +245,11 @@ def _handle_calls(
     messages: list[dict[str, Any]],
     stats: LoopStats,
     budget: LoopBudget,
+    idle: set[str],
 ) -> _TurnOutcome[T]:
     """Answer every tool call of one turn, in order; parse a ``final`` call if any."""
-    others = [c for c in calls if c.name != final.name]
+    waiting = {c.id for c in calls if c.name in idle}
+    others = [c for c in calls if c.name != final.name and c.id not in waiting]
     allowed = max(0, budget.max_tool_calls - stats.tool_calls)
     refuse = f"you have used {spent}" if spent else None
     results = _run_tools(tools, others, refuse, allowed, final)
@@ -246,6 +259,9 @@ def _handle_calls(
     if others and tools is None:
         outcome.error = f"K3 called a tool that a one-shot {final.noun} does not offer"
     for call in calls:
+        if call.id in waiting:
+            messages.append(_tool_message(call, f"error: not now; call {final.name}"))
+            continue
         if call.name != final.name:
             messages.append(_tool_message(call, results[call.id]))
             continue
@@ -259,6 +275,10 @@ def _handle_calls(
             outcome.error = str(exc)
             messages.append(_tool_message(call, final.repair(exc)))
     return outcome
+
+
+def _name(definition: dict[str, Any]) -> str:
+    return str(definition["function"]["name"])
 
 
 def _need_repair(stats: LoopStats, problem: str, final: FinalTool[Any]) -> None:

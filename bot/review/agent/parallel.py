@@ -26,9 +26,9 @@ from bot.domain.results import Coverage, Finding, SkippedFile
 from bot.domain.walkthrough import IssueVerdict, Walkthrough
 from bot.errors import ModelConfigError, ModelError, ModelQuotaError
 from bot.llm.types import ModelClient, Progress
-from bot.review.agent.loop import LoopBudget, LoopStats, ToolRunner, converse
+from bot.review.agent.levers import NO_LEVERS, GroupReview, Levers, run_levers
+from bot.review.agent.loop import LoopBudget, LoopStats, ToolRunner
 from bot.review.context.file_context import FileContext
-from bot.review.findings.submission import Submission
 from bot.text import one_line
 from bot.usage import Usage
 
@@ -59,6 +59,8 @@ class GroupOutcome:
     #: One per part, in part order (None for a part that failed).
     stats: list[LoopStats | None] = field(default_factory=list)
     walkthrough: Walkthrough | None = None
+    #: Findings the levers against noise dropped (refuted, no majority), with reasons.
+    dropped: list[tuple[Finding, str]] = field(default_factory=list)
 
 
 def _reason_kind(reason: str) -> str:
@@ -114,6 +116,7 @@ def review_groups(
     on_progress: Callable[[Progress], None] | None = None,
     skipped: Sequence[SkippedFile] = (),
     total_files: int = 0,
+    levers: Levers = NO_LEVERS,
 ) -> GroupOutcome:
     """Converse over each group (in parallel when there are several) and merge."""
 
@@ -121,15 +124,14 @@ def review_groups(
     # the next part before the caller can cancel it: that part must not ask the model.
     fatal: list[BaseException] = []
 
-    def run(
-        group: ReviewGroup, progress: Callable[[Progress], None] | None
-    ) -> tuple[Submission, LoopStats]:
+    def run(group: ReviewGroup, progress: Callable[[Progress], None] | None) -> GroupReview:
         if fatal:
             raise fatal[0]
         try:
-            return converse(
+            return run_levers(
                 client,
-                list(group.messages),  # the plan stays as planned; the copy grows
+                group.messages,  # the plan stays as planned; each conversation is a copy
+                levers,
                 tools=tools,
                 budget=dataclasses.replace(budget),
                 max_completion_tokens=max_completion_tokens,
@@ -140,15 +142,17 @@ def review_groups(
             raise
 
     if len(groups) == 1:
-        submission, stats = run(groups[0], on_progress)
+        done = run(groups[0], on_progress)
+        submission, stats = done.submission, done.stats
         paths = [f.file.path for f in groups[0].files]
         return GroupOutcome(
-            submission.summary,
+            "\n\n".join([submission.summary, *done.notes]),
             submission.findings,
             Coverage(paths, list(skipped)),
             stats.usage,
             [stats],
             submission.walkthrough,
+            done.dropped,
         )
     shared = _SharedProgress(on_progress) if on_progress else None
     n = len(groups)
@@ -166,7 +170,7 @@ def review_groups(
     return _merge(groups, futures, skipped, total_files)
 
 
-Outcome = tuple[Submission, LoopStats]
+Outcome = GroupReview
 
 
 def _stop_on_fatal(futures: list[Future[Outcome]]) -> None:
@@ -195,6 +199,7 @@ def _merge(
     stats_list: list[LoopStats | None] = []
     errors: list[ModelError] = []
     walkthroughs: list[Walkthrough] = []
+    dropped: list[tuple[Finding, str]] = []
     for index, (group, future) in enumerate(zip(groups, futures, strict=True), 1):
         label = _label(index, n, group.files)
         error = future.exception()
@@ -207,14 +212,17 @@ def _merge(
             not_reviewed += [SkippedFile(f.file.path, reason) for f in group.files]
             parts.append(f"{label}: not reviewed: {one_line(str(error), 200)}")
             continue
-        submission, stats = future.result()
+        done = future.result()
+        submission, stats = done.submission, done.stats
+        dropped += done.dropped
         stats_list.append(stats)
         usage.add(stats.usage)
         findings += submission.findings
         if submission.walkthrough is not None:
             walkthroughs.append(submission.walkthrough)
         reviewed += [f.file.path for f in group.files]
-        parts.append(f"{label}: {one_line(submission.summary, _PART_SUMMARY_CHARS)}")
+        said = " ".join([submission.summary, *done.notes])
+        parts.append(f"{label}: {one_line(said, _PART_SUMMARY_CHARS)}")
     if len(errors) == n:
         raise errors[0]
     reviewed.sort()
@@ -226,7 +234,7 @@ def _merge(
     summary = "\n\n".join([head, *parts, coverage_sentence(len(reviewed), not_reviewed, total)])
     coverage = Coverage(reviewed, not_reviewed)
     merged = _merged_walkthrough(walkthroughs)
-    return GroupOutcome(summary, findings, coverage, usage, stats_list, merged)
+    return GroupOutcome(summary, findings, coverage, usage, stats_list, merged, dropped)
 
 
 def _merged_walkthrough(parts: Sequence[Walkthrough]) -> Walkthrough | None:

@@ -138,6 +138,7 @@ def publish(
         scope=pc.scope,
         repeated=len(repeated),
         unquoted=result.unquoted(),
+        levers=result.lever_counts(),
         dismissed=len(held) - here,
         dismissed_here=here,
         learnings_left_out=result.learnings_left_out,
@@ -193,6 +194,7 @@ def check_output(
     unquoted = result.unquoted()
     if unquoted:
         counts += f" · {unquoted_text(unquoted)}"
+    counts += "".join(f" · {said}" for said in result.lever_counts())
     summary = "\n\n".join(
         [
             f"{posted}: {counts}.",
