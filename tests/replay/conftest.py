@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 
 from tests.fakes.k3 import K3Stub, Reply
@@ -55,7 +56,7 @@ class History:
 
 
 def _merge(repo: Any, files: dict[str, str], branch: str, number: int, title: str) -> None:
-    main = repo.references["refs/heads/main"].peel()
+    main = repo.references["refs/heads/main"].peel(pygit2.Commit)
     side = commit(repo, files, f"{title} (work)", branch=branch, parents=[main])
     commit(
         repo,
@@ -74,7 +75,7 @@ def history(tmp_path: Path) -> History:
     _merge(repo, {"app.py": FEATURE_APP}, "feature", 1, "Compute the values")
     _merge(repo, {"notes/second.py": "SECOND = 2\n"}, "second", 2, "Add the second note")
     _merge(repo, {"notes/third.py": "THIRD = 3\n"}, "third", 3, "Add the third note")
-    first_merge = repo.revparse_single("HEAD~2")
+    first_merge = repo.revparse_single("HEAD~2").peel(pygit2.Commit)
     golden = tmp_path / "golden.json"
     golden.write_text(
         json.dumps(

@@ -9,8 +9,13 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pygit2
+
 from tests.fakes.k3 import K3Stub
+from tests.fakes.k3.brain import user_text
 from tests.replay.conftest import (
+    BASE_APP,
+    FEATURE_APP,
     GITNEURAL,
     BlockingBrain,
     History,
@@ -18,6 +23,7 @@ from tests.replay.conftest import (
     flagging_brain,
     replay,
 )
+from tests.support.repos import commit, make_repo
 
 
 def test_one_golden_line_and_a_decoy_give_recall_1_of_1_and_precision_1_of_2(
@@ -193,3 +199,41 @@ def test_compare_gives_one_table_of_two_settings(history: History, tmp_path: Pat
     assert re.search(r"1/1 \(100%\)\s+1/1 \(100%\)", recall)
     assert re.search(r"1/2 \(50%\)\s+1/1 \(100%\)", precision)
     assert any(line.startswith("prompt tokens") for line in lines)
+
+
+def test_each_change_is_reviewed_with_its_bases_settings_and_instructions(
+    tmp_path: Path,
+) -> None:
+    """The first change's base allows one comment and says RULE_AT_BASE; its own branch
+    loosens both. The second change's base is the first merge: the branch's rules."""
+    repo = make_repo(tmp_path / "repo")
+    commit(
+        repo,
+        {
+            "app.py": BASE_APP,
+            "AGENTS.md": "RULE_AT_BASE\n",
+            ".gitneural.toml": "[review]\nmax_comments = 1\n",
+        },
+        "initial",
+    )
+    loosened = {
+        "AGENTS.md": "RULE_FROM_BRANCH\n",
+        ".gitneural.toml": "[review]\nmax_comments = 9\n",
+    }
+    main = repo.references["refs/heads/main"].peel(pygit2.Commit)
+    side = commit(repo, {"app.py": FEATURE_APP, **loosened}, "work", branch="f", parents=[main])
+    commit(repo, {"app.py": FEATURE_APP, **loosened}, "Merge f", parents=[main, side])
+    again = FEATURE_APP.replace("value_4 = 4\n", "value_4 = 4  # BUG_LINE again\n")
+    main = repo.references["refs/heads/main"].peel(pygit2.Commit)
+    side = commit(repo, {"app.py": again}, "work 2", branch="g", parents=[main])
+    commit(repo, {"app.py": again}, "Merge g", parents=[main, side])
+    with K3Stub(brain=flagging_brain) as stub:
+        result = replay(["--format", "json"], tmp_path / "repo", stub, tmp_path / "data")
+        prompts = [
+            user_text(r.body).split("# The change under review")[0] for r in stub.chat_requests
+        ]
+    assert result.returncode == 0, result.stderr
+    assert "RULE_AT_BASE" in prompts[0] and "RULE_FROM_BRANCH" not in prompts[0]
+    assert "RULE_FROM_BRANCH" in prompts[1]
+    first, _ = json.loads(result.stdout)["changes"]
+    assert len(first["findings"]) == 1  # the base's max_comments, not the branch's
