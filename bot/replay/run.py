@@ -45,6 +45,8 @@ class Planned:
     key: str
     estimated_tokens: int
     kept: KeptReview | None
+    #: Whether this run asked the model (else the review was kept by an earlier run).
+    asked: bool = False
 
 
 @dataclass
@@ -121,6 +123,7 @@ def review_all(
         limit = timeout or p.config.review.timeout
         result = review(p.change, p.config, K3Client(settings), deadline=time.monotonic() + limit)
         p.kept = KeptReview(list(result.findings), result.usage, result.duration_s)
+        p.asked = True
         cache.put(p.key, p.kept)
 
 
@@ -134,7 +137,7 @@ def judge_all(planned: Sequence[Planned], golden: dict[str, list[GoldenItem]]) -
             outcome.findings = p.kept.findings
             outcome.usage = p.kept.usage
             outcome.seconds = p.kept.seconds
-            outcome.from_cache = p.estimated_tokens == 0
+            outcome.from_cache = not p.asked
             outcome.judged = judge_location(p.kept.findings, items)
         out.append(outcome)
     return out

@@ -105,6 +105,7 @@ def test_a_second_run_asks_the_model_nothing_and_fresh_asks_again(
         "seconds": kept["totals"]["seconds"],
     }
     assert all(c["kept_from_earlier_run"] for c in kept["changes"])
+    assert not any(c["kept_from_earlier_run"] for c in json.loads(first.stdout)["changes"])
 
 
 def test_sigint_mid_run_keeps_the_finished_changes(history: History, tmp_path: Path) -> None:
