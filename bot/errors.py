@@ -11,6 +11,8 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_MODEL = 3
+#: A run refused before it began (``gitneural replay`` over its ``--max-tokens``).
+EXIT_REFUSED = 4
 
 
 class GitNeuralError(Exception):
@@ -30,6 +32,12 @@ class UsageError(GitNeuralError):
 
 class ConfigError(GitNeuralError):
     """An invalid ``.gitneural.toml`` or environment setting."""
+
+
+class RefusedError(GitNeuralError):
+    """A run that would cost more than the user allowed: nothing was asked."""
+
+    exit_code = EXIT_REFUSED
 
 
 class GitError(GitNeuralError):

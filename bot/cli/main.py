@@ -1,7 +1,8 @@
 """``gitneural``: the command line, and the one place errors become exit codes.
 
 Exit codes: 0 fine, 1 a finding at or above ``--fail-on``, 2 usage or configuration
-error, 3 model or API failure. Subcommands import their heavy dependencies (Flask,
+error, 3 model or API failure, 4 a run refused (``replay`` over ``--max-tokens``).
+Subcommands import their heavy dependencies (Flask,
 Celery, PyGithub, openai) only when they run, so the pre-commit path starts fast.
 """
 
@@ -25,7 +26,7 @@ Runner = Callable[[argparse.Namespace], int]
 APP_COMMANDS = frozenset({"serve", "worker", "db", "usage", "setup", "doctor"})
 #: The commands of a developer's machine and of a workflow: no ``/metrics`` to serve, so
 #: nothing is counted and prometheus_client is never imported.
-LIGHT_COMMANDS = frozenset({"review", "hook", "action", "init"})
+LIGHT_COMMANDS = frozenset({"review", "replay", "hook", "action", "init"})
 
 
 class Parser(argparse.ArgumentParser):
@@ -51,19 +52,21 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="gitneural",
         description="Code review with Kimi K3 that only ever suggests.",
         epilog="Exit codes: 0 fine, 1 findings at or above --fail-on, "
-        "2 usage or configuration error, 3 model or API failure.",
+        "2 usage or configuration error, 3 model or API failure, 4 refused (replay over "
+        "--max-tokens).",
     )
     parser.add_argument("--version", action="version", version=f"gitneural {__version__}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log more (repeat for debug)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from bot.cli import action_cmd, hook_cmd, init_cmd, review_cmd
+    from bot.cli import action_cmd, hook_cmd, init_cmd, replay_cmd, review_cmd
     from bot.cli.app_setup import doctor_cmd, setup_cmd
     from bot.cli.server import commands as server_cmd
     from bot.cli.server import db_cmd, relay_cmd, usage_cmd
 
     review_cmd.add_parser(commands)
+    replay_cmd.add_parser(commands)
     hook_cmd.add_parser(commands)
     init_cmd.add_parser(commands)
     server_cmd.add_parser(commands)

@@ -1,0 +1,143 @@
+"""A replay's run: each past change planned, then reviewed by the review core exactly as
+the App would have (the settings and instruction files of the change's base), posting
+nothing; reviews kept in :class:`~bot.replay.cache.ReviewCache`, findings judged."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from bot.domain.change import Change
+from bot.domain.results import Finding
+from bot.effort import EFFORTS, Effort
+from bot.errors import UsageError
+from bot.git.repo import range_change
+from bot.replay.cache import KeptReview, ReviewCache, review_key
+from bot.replay.items import GoldenItem, Judged, PastChange
+from bot.replay.judges import judge_location
+from bot.review import PlanOptions, plan_review
+from bot.settings.repository import Config, trusted_config
+from bot.usage import Usage
+
+
+def resolve_effort(flag: str | None, config: Config) -> Effort:
+    value = flag or os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
+    value = value or config.review.effort
+    if value not in EFFORTS:
+        raise UsageError(f"the effort must be one of {', '.join(EFFORTS)}, not {value!r}")
+    return value
+
+
+@dataclass
+class Planned:
+    """One change under one settings file, before the model: its estimate, and its kept
+    review when an earlier run already asked."""
+
+    past: PastChange
+    change: Change
+    config: Config
+    effort: Effort
+    key: str
+    estimated_tokens: int
+    kept: KeptReview | None
+    #: Whether this run asked the model (else the review was kept by an earlier run).
+    asked: bool = False
+
+
+@dataclass
+class Outcome:
+    """One change's review, judged (``findings`` empty in a dry run)."""
+
+    past: PastChange
+    golden: list[GoldenItem]
+    findings: list[Finding] = field(default_factory=list)
+    judged: Judged = field(default_factory=Judged)
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    estimated_tokens: int = 0
+    from_cache: bool = False
+
+
+def plan_changes(
+    repo: pygit2.Repository,
+    changes: Sequence[PastChange],
+    *,
+    config_file: Path | None,
+    effort_flag: str | None,
+    model: str,
+    cache: ReviewCache,
+    fresh: bool,
+) -> list[Planned]:
+    """Every change planned with the settings of its base (or ``config_file``)."""
+    planned = []
+    for past in changes:
+        change = range_change(repo, past.base, past.head)
+        change.title = past.title or change.title
+        config = trusted_config(change.trusted, config_file)
+        effort = resolve_effort(effort_flag, config)
+        key = review_key(past.base, past.head, config, model, effort)
+        kept = None if fresh else cache.get(key)
+        estimate = 0
+        if kept is None:
+            estimate = plan_review(change, config, PlanOptions(effort=effort)).estimated_tokens
+        planned.append(Planned(past, change, config, effort, key, estimate, kept))
+    return planned
+
+
+def to_ask(planned: Sequence[Planned]) -> list[Planned]:
+    """The changes no earlier run kept a review of."""
+    return [p for p in planned if p.kept is None]
+
+
+#: ``(done, total, past)`` after each change the model reviewed.
+OnChange = Callable[[int, int, PastChange], None]
+
+
+def review_all(
+    planned: Sequence[Planned],
+    cache: ReviewCache,
+    *,
+    model: str,
+    timeout: float | None,
+    on_start: OnChange | None = None,
+) -> None:
+    """Ask the model about each change not kept yet, keeping each review as it finishes
+    (an interrupted run keeps every change done before it)."""
+    from bot.llm.client import K3Client
+    from bot.llm.settings import LLMSettings
+    from bot.review import review
+
+    pending = to_ask(planned)
+    for n, p in enumerate(pending):
+        if on_start is not None:
+            on_start(n, len(pending), p.past)
+        settings = LLMSettings.from_env(
+            effort=p.effort, stall_timeout=p.config.review.stall_timeout, model=model
+        )
+        settings.require_key()
+        limit = timeout or p.config.review.timeout
+        result = review(p.change, p.config, K3Client(settings), deadline=time.monotonic() + limit)
+        p.kept = KeptReview(list(result.findings), result.usage, result.duration_s)
+        p.asked = True
+        cache.put(p.key, p.kept)
+
+
+def judge_all(planned: Sequence[Planned], golden: dict[str, list[GoldenItem]]) -> list[Outcome]:
+    """Each change's findings against its golden items (no findings when not reviewed)."""
+    out = []
+    for p in planned:
+        items = golden.get(p.past.key, [])
+        outcome = Outcome(p.past, items, estimated_tokens=p.estimated_tokens)
+        if p.kept is not None:
+            outcome.findings = p.kept.findings
+            outcome.usage = p.kept.usage
+            outcome.seconds = p.kept.seconds
+            outcome.from_cache = not p.asked
+            outcome.judged = judge_location(p.kept.findings, items)
+        out.append(outcome)
+    return out

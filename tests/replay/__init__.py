@@ -1,0 +1,1 @@
+"""``gitneural replay``: past changes reviewed and scored."""
