@@ -126,3 +126,9 @@ class StoreError(GitNeuralError):
     """The store (SQLite or PostgreSQL) cannot be reached, opened or migrated."""
 
     exit_code = EXIT_MODEL
+
+
+class UnparsableError(GitNeuralError):
+    """A file a parser will not read, or could not: too large or nested too deeply for
+    the parser's limits, or the parser failed. The review reads it without context and
+    names it in the summary; the message says why, in a few words."""

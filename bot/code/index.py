@@ -33,6 +33,7 @@ from typing import cast
 from bot.code.grammars import available, language_of
 from bot.code.outline import symbols
 from bot.domain.change import Snapshot
+from bot.errors import UnparsableError
 from bot.settings.repository import DEFAULT_IGNORES
 
 __all__ = [
@@ -88,8 +89,12 @@ def _digest(data: bytes) -> str:
 
 
 def file_symbols(path: str, data: bytes) -> FileSymbols | None:
-    """One file's entry, or ``None`` when no grammar reads it here."""
-    found = symbols(path, data)
+    """One file's entry, or ``None`` when no grammar reads it here or the parser will
+    not (past :mod:`bot.code.limits`: the index leaves such a file out)."""
+    try:
+        found = symbols(path, data)
+    except UnparsableError:
+        return None
     if found is None:
         return None
     units = {(u.name, u.line): u for u in found.units}

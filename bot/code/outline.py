@@ -20,7 +20,9 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from bot.code.grammars import language_of, load
+from bot.code.limits import check_parseable, stop_after
 from bot.code.queries import CLASS_KINDS, EXTRA_UNITS, QUERIES, UNITS
+from bot.errors import UnparsableError
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -44,6 +46,8 @@ _NAME_TYPES = frozenset(
 )
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _MAX_NAME = 80
+#: Bytes handed to tree-sitter per read.
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +117,26 @@ def _query(language: str) -> Query | None:
 
 
 def parse_tree(language: str, data: bytes) -> Node | None:
-    """The root of ``data``'s syntax tree, or ``None`` when the grammar is not installed."""
+    """The root of ``data``'s syntax tree, or ``None`` when the grammar is not installed.
+
+    Raises :class:`UnparsableError` for a file past :mod:`bot.code.limits`' size or
+    depth, or whose parse ran past its time (stopped by tree-sitter's progress callback,
+    which only the reading-callback form of ``parse`` takes)."""
     grammar = load(language)
     if grammar is None:
         return None
+    check_parseable(data)
     from tree_sitter import Parser
 
-    return Parser(grammar).parse(data).root_node
+    def read(offset: int, _: object) -> bytes:
+        return data[offset : offset + _CHUNK]
+
+    try:
+        tree = Parser(grammar).parse(read, encoding="utf8", progress_callback=stop_after())
+    except (ValueError, MemoryError, RecursionError) as error:
+        # tree-sitter answers a parse its callback stopped with ValueError("Parsing failed").
+        raise UnparsableError("the parser stopped: it took too long") from error
+    return tree.root_node
 
 
 def _text(node: Node) -> str:
@@ -281,7 +298,12 @@ class Symbols:
 
 
 def symbols(path: str, data: bytes) -> Symbols | None:
-    """The units and names of a file, or ``None`` when no grammar reads its language."""
+    """The units and names of a file, or ``None`` when no grammar reads its language.
+
+    Raises :class:`UnparsableError` for a file the parser will not or could not read
+    (see :func:`parse_tree`). The query runs without tree-sitter's progress callback:
+    with it, py-tree-sitter 0.26.1 crashes the process (a segmentation fault, seen on
+    small Go files); the depth checked before parsing is what keeps the query short."""
     language = language_of(path)
     if language is None:
         return None

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 from bot.code.grammars import language_of
 from bot.code.outline import parse_tree
+from bot.errors import UnparsableError
 
 __all__ = ["breaks_syntax"]
 
 
 def breaks_syntax(path: str, before: bytes, after: bytes) -> bool | None:
     """``True`` when ``after`` has syntax errors ``before`` had not, ``False`` when it
-    reads clean, ``None`` when there is no grammar here or ``before`` had errors."""
+    reads clean, ``None`` when there is no grammar here or ``before`` had errors (or
+    either is past the parser's limits: :mod:`bot.code.limits`)."""
     language = language_of(path)
     if language is None:
         return None
-    old = parse_tree(language, before)
-    if old is None or old.has_error:
+    try:
+        old = parse_tree(language, before)
+        if old is None or old.has_error:
+            return None
+        new = parse_tree(language, after)
+    except UnparsableError:
         return None
-    new = parse_tree(language, after)
     return new is not None and new.has_error

@@ -90,6 +90,11 @@ class ReviewPlan:
         return [f.file.path for f in self.files if f.heuristic]
 
     @property
+    def unparsed(self) -> list[tuple[str, str]]:
+        """The files sent without context, no parser reading them, and why."""
+        return [(f.file.path, f.unparsed) for f in self.files if f.unparsed]
+
+    @property
     def split(self) -> bool:
         return len(self.groups) > 1
 
@@ -372,6 +377,7 @@ def review(
         *secret_notes(change.title, change.description),
         _cut_note(plan.instructions_cut),
         _heuristic_note(plan.heuristic),
+        _unparsed_note(plan.unparsed),
     ]
     summary = "\n\n".join(s for s in [summary, *notes] if s)
     return ReviewResult(
@@ -404,3 +410,14 @@ def _heuristic_note(paths: Sequence[str]) -> str:
     named = ", ".join(paths[:_HEURISTIC_NAMED])
     more = len(paths) - _HEURISTIC_NAMED
     return f"Heuristic context (no parser): {named}" + (f" and {more} more." if more > 0 else ".")
+
+
+def _unparsed_note(files: Sequence[tuple[str, str]]) -> str:
+    """The files reviewed without context because their parser refused or failed (too
+    large, nested too deeply, too slow): what the review says of them rests on the diff."""
+    if not files:
+        return ""
+    named = "; ".join(f"{path} ({why})" for path, why in files[:_HEURISTIC_NAMED])
+    more = len(files) - _HEURISTIC_NAMED
+    tail = f"; and {more} more." if more > 0 else "."
+    return f"Reviewed without context (the parser would not read them): {named}{tail}"

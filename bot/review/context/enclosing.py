@@ -238,7 +238,9 @@ def enclosing_ranges(
 ) -> list[tuple[int, int, str]]:
     """1-based ``(start, end, header)`` of the innermost unit around each line, sorted.
 
-    Lines outside the file or outside any unit contribute nothing.
+    Lines outside the file or outside any unit contribute nothing. Raises
+    :class:`bot.errors.UnparsableError` for a file its parser will not or could not read
+    (see :mod:`bot.code.limits`).
     """
     # Only "\n" ends a line for git; str.splitlines() would also split on \f, \x1c …
     src_lines = [ln.removesuffix("\r") for ln in printable(source).split("\n")]

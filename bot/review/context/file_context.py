@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff, FileStatus, Hunk
+from bot.errors import UnparsableError
 from bot.review.context.enclosing import (
     enclosing_ranges,
     enclosing_units,
@@ -61,6 +62,9 @@ class FileContext:
     #: The enclosing code was looked for by the heuristic, no parser reading the file
     #: (:func:`bot.review.context.enclosing.heuristic_units`); the summary names it.
     heuristic: bool = False
+    #: Why the file is reviewed without context, when a parser would not or could not
+    #: read it (:class:`bot.errors.UnparsableError`); "" otherwise. The summary names it.
+    unparsed: str = ""
 
     def bare(self) -> FileContext:
         """The same file without its context (the budget's fallback)."""
@@ -170,10 +174,14 @@ def build_file_context(file: FileDiff, head: Snapshot | None, *, expand: bool) -
     diff_text = annotate_diff(file)
     context_text = ""
     heuristic = False
+    unparsed = ""
     if expand and head is not None and file.status not in (FileStatus.ADDED, FileStatus.DELETED):
         source = _read_head(head, file.path)
         if source is not None:
-            context_text = render_context(file, source)
-            heuristic = heuristic_units(file.path)
+            try:
+                context_text = render_context(file, source)
+                heuristic = heuristic_units(file.path)
+            except UnparsableError as error:
+                unparsed = str(error)  # the diff alone is reviewed, and the summary says so
     tokens = estimate_tokens(diff_text) + estimate_tokens(context_text)
-    return FileContext(file, language, diff_text, context_text, tokens, heuristic)
+    return FileContext(file, language, diff_text, context_text, tokens, heuristic, unparsed)

@@ -16,6 +16,8 @@ import ast
 import bisect
 import re
 
+from bot.errors import UnparsableError
+
 Unit = tuple[int, int, int]
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -42,11 +44,17 @@ _SMALL_FILE_LINES = 40
 
 
 def parse_units(source: str, offset: int = 0) -> list[Unit] | None:
-    """``(start, end, header)`` 1-based of every def/class; None if it does not parse."""
+    """``(start, end, header)`` 1-based of every def/class; None if it does not parse.
+
+    Raises :class:`UnparsableError` when the parser gave up on the code's depth (3,000
+    nested ``lambda:`` make ``ast.parse`` raise ``MemoryError``, deep brackets
+    ``RecursionError``): no other parser is asked to try, the file gets no context."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError):
         return None
+    except (MemoryError, RecursionError) as error:
+        raise UnparsableError("nested too deeply for Python's parser") from error
     units = []
     stack: list[ast.AST] = [tree]
     while stack:

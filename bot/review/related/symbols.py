@@ -15,6 +15,7 @@ import re
 from bot.code.index import SymbolIndex
 from bot.domain.change import Snapshot
 from bot.domain.diff import FileDiff
+from bot.errors import UnparsableError
 from bot.review.context.enclosing import enclosing_ranges
 from bot.review.tools.search import is_binary
 from bot.text import decode_text
@@ -79,7 +80,11 @@ def changed_names(file: FileDiff, head: Snapshot | None) -> list[str]:
                 add_name(names, seen, _definition_name(line.text))
     data = head.read(file.path) if head is not None else None
     if data is not None and len(data) <= 1_000_000 and not is_binary(data):
-        for _, _, header in enclosing_ranges(file.path, decode_text(data), file.touched_lines):
+        try:
+            ranges = enclosing_ranges(file.path, decode_text(data), file.touched_lines)
+        except UnparsableError:
+            ranges = []  # the file's context says so; its diff still names what changed
+        for _, _, header in ranges:
             add_name(names, seen, _definition_name(header))
     return names
 
