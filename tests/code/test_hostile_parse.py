@@ -9,6 +9,7 @@ which crashed the review (the App's job, the CLI and the hook).
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -52,7 +53,7 @@ class _Beats:
 
     def longest_gap(self) -> float:
         points = [*self.times, time.monotonic()]
-        return max(b - a for a, b in zip(points, points[1:], strict=False))
+        return max(b - a for a, b in itertools.pairwise(points))
 
 
 def test_the_nested_go_file_is_refused_before_tree_sitter_runs() -> None:
@@ -79,7 +80,7 @@ def test_the_nested_go_file_is_refused_before_tree_sitter_runs() -> None:
         ticker.join()
     assert "nested over 256 brackets deep" in refused
     points = [*ticks, time.monotonic()]
-    assert max(b - a for a, b in zip(points, points[1:], strict=False)) < 5
+    assert max(b - a for a, b in itertools.pairwise(points)) < 5
 
 
 def test_the_apps_job_reviews_the_nested_go_file_without_context(tmp_path: Path) -> None:
