@@ -18,6 +18,12 @@
   is found by searching the snapshot, and with the head's index saved already (warm),
   loaded as a review loads it (:func:`bot.code.index.repository_index`). CPU seconds,
   the median of a few runs; the difference is what the index adds (negative: saves).
+- **Related code on a fan-in** (issue 31, row 11): 20,000 files each calling the 96
+  functions of the one file a change edits (every function), its index loaded as a
+  review loads it. The wall time of ``plan_review`` (whose related code stage and
+  PageRank have a deadline of ``RelatedLimits.deadline_s``, 10 s) and the peak memory
+  its allocations reach (``tracemalloc``, a second run). Budget: within 10 s, under
+  300 MB. Quick: 1,000 files.
 
 Needs the ``parsers`` extra, ``ctags`` and the bundles (``GITNEURAL_REPO_BUNDLES`` or
 ``shared/fixtures/repos`` above the checkout).
@@ -29,13 +35,14 @@ import re
 import statistics
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import pygit2
 
 from benchmarks.common import Row, main, row
 from bot.code.grammars import language_of
-from bot.code.index import SymbolIndex, repository_index
+from bot.code.index import FileSymbols, SymbolIndex, file_symbols, repository_index
 from bot.code.outline import outline
 from bot.git.repo import TreeSnapshot, range_change
 from bot.review import PlanOptions, plan_review
@@ -236,8 +243,78 @@ def _review_rows(quick: bool) -> list[Row]:
     return rows
 
 
+FAN_IN_FILES, QUICK_FAN_IN_FILES = 20_000, 1_000
+FAN_IN_FUNCTIONS = 96
+FAN_IN_SECONDS, FAN_IN_MB = 10.0, 300
+
+
+def _fan_in(tmp: Path, callers: int) -> tuple[pygit2.Repository, SymbolIndex]:
+    """A repository whose ``core/core.go`` defines the functions every caller file calls
+    (a branch ``feature`` adds a line to each), and its head's index as a review loads
+    it (saved and read back: every entry its own tuples)."""
+    names = [f"Func{n}" for n in range(FAN_IN_FUNCTIONS)]
+    core = "package core\n\n" + "".join(
+        f"// {n} does step {i}.\nfunc {n}(x int) int {{\n\ty := x + {i}\n\treturn y\n}}\n\n"
+        for i, n in enumerate(names)
+    )
+    changed = core.replace("\treturn y\n", "\ty++\n\treturn y\n")
+    files: dict[str, bytes | str | None] = {"core/core.go": core}
+    template = "package c\n\nfunc Caller{0}() int {{\n" + "".join(
+        f"\t_ = core.{n}({{0}})\n" for n in names
+    ) + "\treturn 0\n}}\n"
+    entries: dict[str, FileSymbols] = {}
+    for i in range(callers):
+        path, text = f"callers/c{i // 1000}/c{i}.go", template.format(i)
+        files[path] = text
+        if i == 0 or i % 1000 == 0:
+            parsed = file_symbols(path, text.encode())
+            assert parsed is not None
+        entries[path] = FileSymbols(f"{i:032x}", parsed.definitions, parsed.references)
+    repo = make_repo(tmp / "fan-in", bare=True)
+    base = commit(repo, files, "a file everybody calls")
+    commit(repo, {"core/core.go": changed}, "a line in each", parents=[base], branch="feature")
+    core_entry = file_symbols("core/core.go", changed.encode())
+    assert core_entry is not None
+    entries["core/core.go"] = core_entry
+    return repo, SymbolIndex.from_json(SymbolIndex(entries).to_json()) or SymbolIndex()
+
+
+def _fan_in_rows(quick: bool) -> list[Row]:
+    callers = QUICK_FAN_IN_FILES if quick else FAN_IN_FILES
+    with tempfile.TemporaryDirectory(prefix="bench-fan-in-") as tmp:
+        repo, index = _fan_in(Path(tmp), callers)
+        change = range_change(repo, "main", "feature")
+        options = PlanOptions(effort="high", symbol_index=index)
+        started = time.perf_counter()
+        plan = plan_review(change, Config(), options)
+        seconds = time.perf_counter() - started
+        tracemalloc.start()
+        plan_review(change, Config(), PlanOptions(effort="high", symbol_index=index))
+        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+    tokens = sum(estimate_tokens(g.extra_context) for g in plan.groups)
+    label = f"related code, fan-in of {callers:,} files x {FAN_IN_FUNCTIONS} calls"
+    return [
+        row(
+            f"{label}: review preparation, wall",
+            round(seconds, 2),
+            "s",
+            f"<= {FAN_IN_SECONDS:.0f} s",
+            seconds <= FAN_IN_SECONDS,
+        ),
+        row(f"{label}: peak memory", round(peak), "MB", f"< {FAN_IN_MB} MB", peak < FAN_IN_MB),
+        row(f"{label}: related code", tokens, "tokens"),
+    ]
+
+
 def run(quick: bool) -> list[Row]:
-    return _agreement_rows(quick) + _cost_rows(quick) + _index_rows(quick) + _review_rows(quick)
+    return (
+        _agreement_rows(quick)
+        + _cost_rows(quick)
+        + _index_rows(quick)
+        + _review_rows(quick)
+        + _fan_in_rows(quick)
+    )
 
 
 if __name__ == "__main__":

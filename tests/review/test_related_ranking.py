@@ -229,3 +229,41 @@ def test_without_the_index_the_walk_is_unchanged(change: Change) -> None:
     plan = plan_review(change, config(), PlanOptions(effort="low"))
     # The regex probes look Parse up nearest first: the handler's own folder.
     assert "pkg/legacy.go: lines" in plan.groups[0].extra_context
+
+
+def test_the_pagerank_stops_at_its_deadline() -> None:
+    """Issue 31, row 11: past its deadline no mass is pushed; the seeds keep what they
+    have (nothing), and what was ranked is all there is."""
+    graph = {"a": {"b": 1.0}, "b": {"a": 1.0}}
+    assert personalised_pagerank(lambda p: graph[p], ["a"], deadline=0.0) == {}
+    assert personalised_pagerank(lambda p: graph[p], ["a"], deadline=None)["a"] > 0
+
+
+def test_related_code_stops_at_its_deadline(change: Change) -> None:
+    """Issue 31, row 11: the related-code stage with the index has a deadline of its own;
+    past it the stage stops with what it found (here: nothing, in no time at all)."""
+    index = _index(change)
+    config_ = config()
+    on_time = plan_review(change, config_, PlanOptions(effort="low", symbol_index=index))
+    assert "Definition of Parse" in on_time.groups[0].extra_context
+    assert "stopped early" not in on_time.groups[0].extra_context
+    late = PlanOptions(
+        effort="low", symbol_index=index, related_limits=RelatedLimits(deadline_s=0.0)
+    )
+    assert plan_review(change, config_, late).groups[0].extra_context == ""
+
+
+def test_references_are_served_from_one_table(change: Change) -> None:
+    """``references`` answers from a table made once, with what the old scan gave: every
+    use of the name, by path and line, in path order."""
+    index = _index(change)
+    found = [(r.path, r.kind, r.line) for r in index.references("Load")]
+    expected = [
+        (path, kind, line)
+        for path in sorted(index.files)
+        for name, kind, line in index.files[path].references
+        if name == "Load"
+    ]
+    assert found == expected and len(found) >= 2
+    assert index.is_called("Load") and not index.is_called("Order")
+    assert index.reference_rows("Load")[0] == [p for p, _, _ in expected]

@@ -83,6 +83,10 @@ class RelatedLimits:
     #: Wall time of the walk: a safety net only (a slow disk or a huge name count); the
     #: byte bound above normally ends the walk first.
     timeout_s: float = 3.0
+    #: Wall time of the whole stage with the symbol index (names, PageRank, sites): past
+    #: it, what was found is kept and the text says the results are partial. A name
+    #: used by 20,000 files made this stage take 130 s before (issue 31).
+    deadline_s: float = 10.0
     max_files: int = 20_000
     max_file_bytes: int = 2_000_000
     #: Word matches examined per name (a name used everywhere stops early).
@@ -128,7 +132,7 @@ class _Wanted:
 
 
 def _called(index: SymbolIndex, name: str) -> bool:
-    return any(r.kind == "call" for r in index.references(name))
+    return index.is_called(name)
 
 
 class RelatedFinder:
@@ -147,6 +151,7 @@ class RelatedFinder:
         self._index = index
         #: Set when the walk stopped early (byte, file or time bound): results are partial.
         self.partial = False
+        self._deadline = float("inf")
 
     def contexts(self, groups: Sequence[Sequence[FileDiff]], rooms: Sequence[int]) -> list[str]:
         """The related-code text for each group within its room in tokens ("" if none).
@@ -157,7 +162,12 @@ class RelatedFinder:
         served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
         changed_paths = [f.path for i in served for f in groups[i]]
         index = self._index
-        ranks = file_ranks(index, changed_paths) if index is not None else {}
+        self._deadline = time.monotonic() + self.limits.deadline_s
+        # The ranking gets half the stage's time: the sites need the rest.
+        ranking = time.monotonic() + self.limits.deadline_s / 2
+        ranks = file_ranks(index, changed_paths, deadline=ranking) if index is not None else {}
+        if time.monotonic() > ranking:
+            self.partial = True
         names = self.limits.max_names if index is None else self.limits.max_indexed_names
         share = max(1, names // max(1, len(served)))
         wanted = {i: self._wanted(groups[i], share, ranks) for i in served}
@@ -189,6 +199,9 @@ class RelatedFinder:
         for file in ordered:
             if len(changed) >= room_changed:
                 break  # reading and parsing more files would find names never used
+            if time.monotonic() > self._deadline:
+                self.partial = True
+                break
             for name in changed_names(file, self._head):
                 if index is None or _called(index, name):
                     add_name(changed, seen, name)
@@ -227,16 +240,27 @@ class RelatedFinder:
         folders = {posixpath.dirname(p) for p in near}
         tops = {p.split("/", 1)[0] for p in near if "/" in p}
 
+        # A path's part of the order, once per path: a name may have 20,000 call sites.
+        far: dict[str, tuple[float, int]] = {}
+
         def distance(site: tuple[str, int]) -> tuple[float, int, str, int]:
             path = site[0]
-            if posixpath.dirname(path) in folders:
-                return -ranks.get(path, 0.0), 0, *site
-            return -ranks.get(path, 0.0), (1 if path.split("/", 1)[0] in tops else 2), *site
+            known = far.get(path)
+            if known is None:
+                if posixpath.dirname(path) in folders:
+                    known = far[path] = (-ranks.get(path, 0.0), 0)
+                else:
+                    top = 1 if path.split("/", 1)[0] in tops else 2
+                    known = far[path] = (-ranks.get(path, 0.0), top)
+            return *known, *site
 
         limit = self.limits.max_mentions
         families = {family_of(p) for p in near}
         sites = {p.name: _Sites() for p in probes}
         for probe in probes:
+            if time.monotonic() > self._deadline:
+                self.partial = True
+                break
             found = sites[probe.name]
             defined = [d for d in index.definitions(probe.name) if family_of(d.path) in families]
             if probe.definitions:
@@ -248,10 +272,11 @@ class RelatedFinder:
                 # Calls from other files first: those in the changed function's own file
                 # are the ones a reader of the diff is most likely to see anyway.
                 home = {d.path for d in defined}
+                paths, rows = index.reference_rows(probe.name)
                 calls = {
-                    (r.path, r.line)
-                    for r in index.references(probe.name)
-                    if r.kind == "call" and family_of(r.path) in families
+                    (path, row[2])
+                    for path, row in zip(paths, rows, strict=True)
+                    if row[1] == "call" and family_of(path) in families
                 }
                 found.calls = sorted(calls, key=lambda s: (s[0] in home, *distance(s)))[:limit]
         return sites

@@ -19,12 +19,15 @@ The ranks are computed by "push" (Andersen, Chung and Lang's local algorithm): m
 flows out from the changed files and stops where it becomes too small to matter, so only
 the files near the change are ever looked at, and the cost is bounded (``MAX_PUSHES``)
 whatever the size of the repository. A file's ties are read from the index's tables of
-definitions and references when the flow first reaches it.
+definitions and references when the flow first reaches it. A deadline stops the pushes
+too (a file tied to 20,000 others is pushed many times, each a pass over its ties): the
+ranks reached by then are kept.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -108,10 +111,11 @@ class Ties:
         key = (name, family)
         found = self._uses.get(key)
         if found is None:
+            paths, rows = self._index.reference_rows(name)
             found = self._uses[key] = Counter(
-                r.path
-                for r in self._index.references(name)
-                if r.kind in USE_KINDS and family_of(r.path) == family
+                path
+                for path, row in zip(paths, rows, strict=True)
+                if row[1] in USE_KINDS and family_of(path) == family
             )
         return found
 
@@ -122,10 +126,12 @@ def personalised_pagerank(
     *,
     damping: float = DAMPING,
     tolerance: float = TOLERANCE,
+    deadline: float | None = None,
 ) -> dict[str, float]:
     """Each file's PageRank with restarts at ``seeds``, by pushes from the seeds; a file
     passes its mass on once it holds ``tolerance`` per tie, and files the flow does not
-    reach are left out (rank 0). A file tied to nothing keeps the mass that reaches it."""
+    reach are left out (rank 0). A file tied to nothing keeps the mass that reaches it.
+    Past ``deadline`` (a ``time.monotonic()`` value) no more mass is pushed."""
     start = sorted(set(seeds))
     if not start:
         return {}
@@ -134,7 +140,7 @@ def personalised_pagerank(
     queue = deque(start)
     queued = set(start)
     for _ in range(MAX_PUSHES):
-        if not queue:
+        if not queue or (deadline is not None and time.monotonic() > deadline):
             break
         node = queue.popleft()
         queued.discard(node)
@@ -156,9 +162,12 @@ def personalised_pagerank(
     return dict(rank)
 
 
-def file_ranks(index: SymbolIndex, changed: Sequence[str]) -> dict[str, float]:
-    """How closely each file is tied to the ``changed`` paths (absent: not at all)."""
-    return personalised_pagerank(Ties(index), changed)
+def file_ranks(
+    index: SymbolIndex, changed: Sequence[str], *, deadline: float | None = None
+) -> dict[str, float]:
+    """How closely each file is tied to the ``changed`` paths (absent: not at all), as
+    far as the ranking got by ``deadline``."""
+    return personalised_pagerank(Ties(index), changed, deadline=deadline)
 
 
 def used_by_added(
