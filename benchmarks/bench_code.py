@@ -259,9 +259,11 @@ def _fan_in(tmp: Path, callers: int) -> tuple[pygit2.Repository, SymbolIndex]:
     )
     changed = core.replace("\treturn y\n", "\ty++\n\treturn y\n")
     files: dict[str, bytes | str | None] = {"core/core.go": core}
-    template = "package c\n\nfunc Caller{0}() int {{\n" + "".join(
-        f"\t_ = core.{n}({{0}})\n" for n in names
-    ) + "\treturn 0\n}}\n"
+    template = (
+        "package c\n\nfunc Caller{0}() int {{\n"
+        + "".join(f"\t_ = core.{n}({{0}})\n" for n in names)
+        + "\treturn 0\n}}\n"
+    )
     entries: dict[str, FileSymbols] = {}
     for i in range(callers):
         path, text = f"callers/c{i // 1000}/c{i}.go", template.format(i)

@@ -201,9 +201,7 @@ class SymbolIndex:
         paths, rows = self.reference_rows(name)
         return [Reference(path, *row) for path, row in zip(paths, rows, strict=True)]
 
-    def reference_rows(
-        self, name: str
-    ) -> tuple[Sequence[str], Sequence[tuple[str, str, int]]]:
+    def reference_rows(self, name: str) -> tuple[Sequence[str], Sequence[tuple[str, str, int]]]:
         """:meth:`references` as two parallel sequences, the paths and the ``(name, kind,
         line)`` rows, made of nothing new: for a name used in thousands of files."""
         return self._reference_table().get(name, ((), ()))

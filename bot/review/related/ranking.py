@@ -59,8 +59,11 @@ class Ties:
     symmetric (a definition's file is near its users, a caller's file near what it
     calls) and read from the index on first need."""
 
-    def __init__(self, index: SymbolIndex) -> None:
+    def __init__(self, index: SymbolIndex, *, deadline: float | None = None) -> None:
         self._index = index
+        #: Past it a file's ties are read no further (one file defining names 20,000
+        #: files use took 5 s to read): what was read is kept.
+        self._deadline = math.inf if deadline is None else deadline
         self._definers: dict[tuple[str, str | None], frozenset[str]] = {}
         self._known: dict[str, dict[str, float]] = {}
         self._uses: dict[tuple[str, str | None], Counter[str]] = {}
@@ -97,6 +100,8 @@ class Ties:
             for target in targets:
                 ties[target] += math.sqrt(count) / len(targets)
         for name in {n for n, *_ in entry.definitions}:
+            if time.monotonic() > self._deadline:
+                break
             definers = self._definer_paths(name, family)
             if len(definers) > MAX_DEFINERS + 1:
                 continue
@@ -167,7 +172,7 @@ def file_ranks(
 ) -> dict[str, float]:
     """How closely each file is tied to the ``changed`` paths (absent: not at all), as
     far as the ranking got by ``deadline``."""
-    return personalised_pagerank(Ties(index), changed, deadline=deadline)
+    return personalised_pagerank(Ties(index, deadline=deadline), changed, deadline=deadline)
 
 
 def used_by_added(
