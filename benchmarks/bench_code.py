@@ -21,9 +21,9 @@
 - **Related code on a fan-in** (issue 31, row 11): 20,000 files each calling the 96
   functions of the one file a change edits (every function), its index loaded as a
   review loads it. The wall time of ``plan_review`` (whose related code stage and
-  PageRank have a deadline of ``RelatedLimits.deadline_s``, 10 s) and the peak memory
-  its allocations reach (``tracemalloc``, a second run). Budget: within 10 s, under
-  300 MB. Quick: 1,000 files.
+  PageRank have a deadline of ``RelatedLimits.deadline_s``, 10 s), and the peak of the
+  memory allocated by loading the index and preparing the review (``tracemalloc``, a
+  second run). Budget: within 10 s, under 300 MB. Quick: 1,000 files.
 
 Needs the ``parsers`` extra, ``ctags`` and the bundles (``GITNEURAL_REPO_BUNDLES`` or
 ``shared/fixtures/repos`` above the checkout).
@@ -248,10 +248,10 @@ FAN_IN_FUNCTIONS = 96
 FAN_IN_SECONDS, FAN_IN_MB = 10.0, 300
 
 
-def _fan_in(tmp: Path, callers: int) -> tuple[pygit2.Repository, SymbolIndex]:
+def _fan_in(tmp: Path, callers: int) -> tuple[pygit2.Repository, dict[str, object]]:
     """A repository whose ``core/core.go`` defines the functions every caller file calls
-    (a branch ``feature`` adds a line to each), and its head's index as a review loads
-    it (saved and read back: every entry its own tuples)."""
+    (a branch ``feature`` adds a line to each), and its head's index as saved (loaded
+    as a review loads it, every entry gets tuples of its own)."""
     names = [f"Func{n}" for n in range(FAN_IN_FUNCTIONS)]
     core = "package core\n\n" + "".join(
         f"// {n} does step {i}.\nfunc {n}(x int) int {{\n\ty := x + {i}\n\treturn y\n}}\n\n"
@@ -268,29 +268,30 @@ def _fan_in(tmp: Path, callers: int) -> tuple[pygit2.Repository, SymbolIndex]:
     for i in range(callers):
         path, text = f"callers/c{i // 1000}/c{i}.go", template.format(i)
         files[path] = text
-        if i == 0 or i % 1000 == 0:
-            parsed = file_symbols(path, text.encode())
-            assert parsed is not None
-        entries[path] = FileSymbols(f"{i:032x}", parsed.definitions, parsed.references)
+        parsed = file_symbols(path, text.encode())
+        assert parsed is not None
+        entries[path] = parsed
     repo = make_repo(tmp / "fan-in", bare=True)
     base = commit(repo, files, "a file everybody calls")
     commit(repo, {"core/core.go": changed}, "a line in each", parents=[base], branch="feature")
     core_entry = file_symbols("core/core.go", changed.encode())
     assert core_entry is not None
     entries["core/core.go"] = core_entry
-    return repo, SymbolIndex.from_json(SymbolIndex(entries).to_json()) or SymbolIndex()
+    return repo, SymbolIndex(entries).to_json()
 
 
 def _fan_in_rows(quick: bool) -> list[Row]:
     callers = QUICK_FAN_IN_FILES if quick else FAN_IN_FILES
     with tempfile.TemporaryDirectory(prefix="bench-fan-in-") as tmp:
-        repo, index = _fan_in(Path(tmp), callers)
+        repo, saved = _fan_in(Path(tmp), callers)
         change = range_change(repo, "main", "feature")
-        options = PlanOptions(effort="high", symbol_index=index)
+        index = SymbolIndex.from_json(saved)
         started = time.perf_counter()
-        plan = plan_review(change, Config(), options)
+        plan = plan_review(change, Config(), PlanOptions(effort="high", symbol_index=index))
         seconds = time.perf_counter() - started
-        tracemalloc.start()
+        del index
+        tracemalloc.start()  # a second run, on an index loaded again: its memory counts
+        index = SymbolIndex.from_json(saved)
         plan_review(change, Config(), PlanOptions(effort="high", symbol_index=index))
         peak = tracemalloc.get_traced_memory()[1] / 1e6
         tracemalloc.stop()
@@ -304,7 +305,13 @@ def _fan_in_rows(quick: bool) -> list[Row]:
             f"<= {FAN_IN_SECONDS:.0f} s",
             seconds <= FAN_IN_SECONDS,
         ),
-        row(f"{label}: peak memory", round(peak), "MB", f"< {FAN_IN_MB} MB", peak < FAN_IN_MB),
+        row(
+            f"{label}: peak memory (index loaded + preparation)",
+            round(peak),
+            "MB",
+            f"< {FAN_IN_MB} MB",
+            peak < FAN_IN_MB,
+        ),
         row(f"{label}: related code", tokens, "tokens"),
     ]
 
