@@ -83,9 +83,10 @@ class RelatedLimits:
     #: Wall time of the walk: a safety net only (a slow disk or a huge name count); the
     #: byte bound above normally ends the walk first.
     timeout_s: float = 3.0
-    #: Wall time of the whole stage with the symbol index (names, PageRank, sites): past
-    #: it, what was found is kept and the text says the results are partial. A name
-    #: used by 20,000 files made this stage take 130 s before (issue 31).
+    #: Wall time of the whole stage with the symbol index (PageRank, names and sites,
+    #: the text): each part stops at its share of it, keeping what it found, and the text
+    #: says the results are partial. A name used by 20,000 files made this stage take
+    #: 130 s before (issue 31).
     deadline_s: float = 10.0
     max_files: int = 20_000
     max_file_bytes: int = 2_000_000
@@ -151,7 +152,7 @@ class RelatedFinder:
         self._index = index
         #: Set when the walk stopped early (byte, file or time bound): results are partial.
         self.partial = False
-        self._deadline = float("inf")
+        self._deadline = self._end = float("inf")
 
     def contexts(self, groups: Sequence[Sequence[FileDiff]], rooms: Sequence[int]) -> list[str]:
         """The related-code text for each group within its room in tokens ("" if none).
@@ -162,9 +163,12 @@ class RelatedFinder:
         served = [i for i, room in enumerate(rooms) if room >= self.limits.min_tokens]
         changed_paths = [f.path for i in served for f in groups[i]]
         index = self._index
-        self._deadline = time.monotonic() + self.limits.deadline_s
-        # The ranking gets half the stage's time: the sites need the rest.
-        ranking = time.monotonic() + self.limits.deadline_s / 2
+        started, seconds = time.monotonic(), self.limits.deadline_s
+        # The ranking gets 40% of the stage's time, the names and sites up to 80%, and
+        # the text (reading each snippet) the rest: the stage ends by its deadline.
+        ranking = started + seconds * 0.4
+        self._deadline = started + seconds * 0.8
+        self._end = started + seconds
         ranks = file_ranks(index, changed_paths, deadline=ranking) if index is not None else {}
         if time.monotonic() > ranking:
             self.partial = True
@@ -377,6 +381,9 @@ class RelatedFinder:
             for section in plan:
                 if turn > 0 and not section.snippets:
                     continue  # its first site did not fit, or it has none
+                if time.monotonic() > self._end:
+                    self.partial = True
+                    break
                 found = self._next_site(section, wanted, covered)
                 if found is None:
                     continue
