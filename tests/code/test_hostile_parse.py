@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.code.limits import MAX_NESTING, nesting_depth
 from bot.code.outline import symbols
 from bot.errors import UnparsableError
@@ -84,6 +86,7 @@ def test_the_nested_go_file_is_refused_before_tree_sitter_runs() -> None:
     assert "nested over 256 brackets deep" in refused
 
 
+@pytest.mark.slow
 def test_the_apps_job_reviews_the_nested_go_file_without_context(tmp_path: Path) -> None:
     require_grammars("go")
     changed = NESTED_GO.replace("sum += p", "sum += p * 2")
@@ -112,6 +115,7 @@ def _lambda_repo(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_cli_and_the_hook_review_the_nested_lambdas(tmp_path: Path) -> None:
     path = _lambda_repo(tmp_path)
     env = clean_env(tmp_path)
