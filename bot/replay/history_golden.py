@@ -72,7 +72,7 @@ def _substantive(path: str, removed: list[bytes], added: list[bytes]) -> bool:
 
 
 def _fix_hunks(repo: pygit2.Repository, parent: pygit2.Commit, fix: pygit2.Commit) -> list[_Hunk]:
-    diff = repo.diff(parent.tree, fix.tree, context_lines=0)
+    diff = parent.tree.diff_to_tree(fix.tree, context_lines=0)
     diff.find_similar()
     found: list[_Hunk] = []
     for patch in diff:
@@ -127,8 +127,11 @@ class _Miner:
     def oid(self, rev: str) -> pygit2.Oid:
         return self.repo.revparse_single(rev).peel(pygit2.Commit).id
 
-    def items_of_fix(self, fix: pygit2.Commit, after: set[str]) -> Iterator[GoldenItem]:
-        """The golden items one fixing commit makes; ``after`` holds the heads it follows."""
+    def items_of_fix(
+        self, fix: pygit2.Commit, after: set[str], oldest: pygit2.Oid | None
+    ) -> Iterator[GoldenItem]:
+        """The golden items one fixing commit makes; ``after`` holds the heads it follows,
+        and blame stops at ``oldest`` (older lines are no change's)."""
         parent = fix.parents[0]
         subject = fix.message.split("\n", 1)[0].strip()
         for hunk in _fix_hunks(self.repo, parent, fix):
@@ -139,8 +142,11 @@ class _Miner:
                 flags=_BLAME_FLAGS,
                 min_line=hunk.first,
                 max_line=hunk.last,
+                oldest_commit=oldest,
             )
             for bh in blame:
+                if bh.boundary and oldest is not None:
+                    continue
                 for change in self.owner.get(str(bh.orig_commit_id), ()):
                     if change.head not in after:
                         continue
@@ -227,6 +233,9 @@ def mine_history(
     # counts for the changes before it; a change off the line is asked of the graph.
     anchors = {c.head: position.get(miner.oid(c.commit or c.head)) for c in changes}
     heads = {c.head: miner.oid(c.head) for c in changes}
+    # Blame need not look past the first change's base when it is on the line.
+    bases = [position[b] for b in (miner.oid(c.base) for c in changes) if b in position]
+    oldest = line[min(bases)].id if bases and min(bases) > 0 else None
     for index, commit in enumerate(line):
         if not commit.parents or not pattern.search(commit.message):
             continue
@@ -237,6 +246,6 @@ def mine_history(
             or (at is None and _follows(repo, commit.parents[0].id, heads[head]))
         }
         if after:
-            for item in miner.items_of_fix(commit, after):
+            for item in miner.items_of_fix(commit, after, oldest):
                 found[item.change].append(item)
     return found
