@@ -58,6 +58,8 @@ class Judged:
     """One change's findings against its golden items."""
 
     matches: list[Match] = field(default_factory=list)
+    #: The model judge's answer as it came (kept in the report, reused by later runs).
+    answer: str = ""
 
     def found(self, golden: int) -> bool:
         return any(m.golden == golden for m in self.matches)
