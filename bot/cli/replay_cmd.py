@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.llm.settings import LLMSettings
     from bot.replay.cache import ReviewCache
     from bot.replay.changes import select_changes
-    from bot.replay.golden_sources import FIX_WORDS, golden_items
+    from bot.replay.golden_sources import FIX_WORDS, changes_in_file, golden_items
     from bot.replay.report import build_report
     from bot.replay.run import judge_all, plan_changes, review_all, to_ask
     from bot.settings.environment import data_dir
@@ -116,6 +116,19 @@ def run(args: argparse.Namespace) -> int:
     changes = select_changes(
         repo, last=args.last, commits=args.commits, revision_range=args.revision_range
     )
+    words = (
+        tuple(w.strip() for w in args.fix_words.split(",") if w.strip())
+        if args.fix_words
+        else FIX_WORDS
+    )
+    # Later fixes are looked for up to the end of the history walked, not the last change.
+    until = args.revision_range.partition("..")[2] or "HEAD" if args.revision_range else "HEAD"
+    golden = golden_items(repo, changes, args.golden or "history", words=words, until=until)
+    if args.golden and not any(golden.values()):
+        # A golden file of changes the history walked does not hold (a benchmark's pull
+        # requests): replay the changes the file names.
+        changes = changes_in_file(repo, args.golden)
+        golden = golden_items(repo, changes, args.golden)
     model = LLMSettings.from_env().model
     cache = ReviewCache(data_dir(os.environ))
     sides: list[tuple[str, Path | None]] = [
@@ -135,13 +148,6 @@ def run(args: argparse.Namespace) -> int:
         )
         for _, path in sides
     ]
-    words = (
-        tuple(w.strip() for w in args.fix_words.split(",") if w.strip())
-        if args.fix_words
-        else FIX_WORDS
-    )
-    tip = changes[-1].commit if changes else None
-    golden = golden_items(repo, changes, args.golden or "history", words=words, until=tip)
     asking = [p for plan in plans for p in to_ask(plan)]
     estimate = sum(p.estimated_tokens for p in asking)
     print(

@@ -1,23 +1,21 @@
-"""Where a replay's golden items come from: later fixes in the history (the default), or a
-golden file (``--golden FILE``, the project's simple JSON format read here until the full
-reader of :mod:`bot.replay.golden_file` takes over)."""
+"""Where a replay's golden items come from: later fixes in the history (the default,
+:mod:`bot.replay.history_golden`), or a golden file (``--golden FILE``: GitNeural's JSON
+list or the Code Review Bench's ``golden_comments``, :mod:`bot.replay.golden_file`)."""
 
 from __future__ import annotations
 
-import importlib
-import json
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
-from bot.errors import GitError, UsageError
-from bot.git.repo import resolve_commit
+from bot.replay.golden_file import read_golden_file
+from bot.replay.history_golden import DEFAULT_FIX_WORDS, mine_history
 from bot.replay.items import GoldenItem, PastChange
 
-#: The words a fixing commit's message says (case-insensitive).
-FIX_WORDS = ("fix", "fixes", "fixed", "bug", "regression", "revert", "crash", "broken")
+#: The words a fixing commit's message says (case-insensitive, whole words).
+FIX_WORDS = tuple(DEFAULT_FIX_WORDS)
 
 
 def golden_items(
@@ -26,62 +24,31 @@ def golden_items(
     source: str,
     *,
     words: Sequence[str] = FIX_WORDS,
-    until: str | None = None,
+    until: str = "HEAD",
 ) -> dict[str, list[GoldenItem]]:
-    """``change key -> golden items``: from history (``source`` is ``history``) or a file."""
+    """``change key -> golden items`` for each change: from the fixes made after it up to
+    ``until`` (``source`` is ``history``), or from a golden file or folder
+    (:mod:`bot.replay.golden_file`; an entry naming a change by its head sha goes to the
+    replayed change of that head)."""
+    root = Path(repo.workdir or repo.path)
     if source == "history":
-        try:
-            module = importlib.import_module("bot.replay.history_golden")
-        except ImportError:
-            return {c.key: [] for c in changes}
-        mined: dict[str, list[GoldenItem]] = module.mine_history(
-            repo.workdir or repo.path, list(changes), words=tuple(words), until=until
-        )
-        return mined
-    return read_simple_golden(repo, changes, Path(source))
+        return mine_history(root, changes, words=words, until=until)
+    found = read_golden_file(Path(source), root)
+    by_head = {key.partition("..")[2]: items for key, items in found.items()}
+    return {c.key: _moved(found.get(c.key) or by_head.get(c.head, []), c.key) for c in changes}
 
 
-def _resolve(repo: pygit2.Repository, rev: str) -> str:
-    try:
-        return str(resolve_commit(repo, rev).id)
-    except GitError:  # a change of another clone: it names nothing here
-        return rev
+def changes_in_file(repo: pygit2.Repository, source: str) -> list[PastChange]:
+    """The changes a golden file names, to replay when none of them is in the history
+    walked (a benchmark's pull requests, say): each titled from its head's subject."""
+    found = read_golden_file(Path(source), Path(repo.workdir or repo.path))
+    changes = []
+    for key in found:
+        base, _, head = key.partition("..")
+        subject = repo.revparse_single(head).peel(pygit2.Commit).message.partition("\n")[0]
+        changes.append(PastChange(base, head, subject.strip() or key, commit=head))
+    return changes
 
 
-def read_simple_golden(
-    repo: pygit2.Repository, changes: Sequence[PastChange], path: Path
-) -> dict[str, list[GoldenItem]]:
-    """A JSON list of ``{"change": "BASE..HEAD" | HEAD_SHA, "comments": [{"path", "line",
-    "text", "severity"}]}``, each entry given to the replayed change it names."""
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read --golden {path}: {exc}") from None
-    if not isinstance(data, list):
-        raise UsageError(f"--golden {path}: a JSON list of changes was expected")
-    by_head = {c.head: c for c in changes}
-    by_key = {c.key: c for c in changes}
-    out: dict[str, list[GoldenItem]] = {c.key: [] for c in changes}
-    for entry in data:
-        name = str(entry.get("change", ""))
-        base, dots, head = name.partition("..")
-        if dots:
-            change = by_key.get(f"{_resolve(repo, base)}..{_resolve(repo, head)}")
-        else:
-            change = by_head.get(_resolve(repo, name))
-        if change is None:
-            continue
-        for comment in entry.get("comments") or []:
-            line = comment.get("line")
-            lines = (int(line), int(line)) if isinstance(line, int) else None
-            out[change.key].append(
-                GoldenItem(
-                    change=change.key,
-                    path=comment.get("path"),
-                    lines=lines,
-                    text=str(comment.get("text", "")),
-                    severity=comment.get("severity"),
-                    source="file",
-                )
-            )
-    return out
+def _moved(items: list[GoldenItem], key: str) -> list[GoldenItem]:
+    return [dataclasses.replace(item, change=key) for item in items]

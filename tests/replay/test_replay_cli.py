@@ -238,3 +238,22 @@ def test_each_change_is_reviewed_with_its_bases_settings_and_instructions(
     assert "RULE_FROM_BRANCH" in prompts[1]
     first, _ = json.loads(result.stdout)["changes"]
     assert len(first["findings"]) == 1  # the base's max_comments, not the branch's
+
+
+def test_by_default_the_golden_items_are_the_lines_a_later_fix_changed(
+    history: History, tmp_path: Path
+) -> None:
+    repo = pygit2.Repository(str(history.path))
+    fixed = FEATURE_APP.replace("value_3 = 3 / 0  # BUG_LINE\n", "value_3 = 3\n")
+    commit(repo, {"app.py": fixed}, "Fix the division by zero in value_3")
+    commit(repo, {"app.py": fixed.replace("value_15 = 'fifteen'", "value_15 = 'xv'")}, "Tidy")
+    with K3Stub(brain=flagging_brain) as stub:
+        result = replay(["--format", "json"], history.path, stub, tmp_path / "data")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    [golden] = report["changes"][0]["golden"]
+    assert (golden["path"], golden["lines"], golden["found"]) == ("app.py", [3, 3], True)
+    assert golden["fix_subject"] == "Fix the division by zero in value_3"
+    totals = report["totals"]
+    # The decoy's line changed too, but in a commit that says no fix: not golden.
+    assert (totals["golden"], totals["recall"], totals["precision"]) == (1, 1.0, 0.5)
