@@ -135,9 +135,11 @@ class Check:
         title: str,
         summary: str,
         on_401: Callable[[], None] | None = None,
+        conclusion: str = "skipped",
     ) -> Check:
         """A run created completed as ``skipped`` (one POST): GitNeural chose not to review
-        this head, and says why, rather than leave nothing or a green check."""
+        this head, and says why, rather than leave nothing or a green check (``failure``
+        when the run is a gate that must not pass unread code)."""
 
         def create() -> CheckRun:
             now = _now()
@@ -145,7 +147,7 @@ class Check:
                 name=CHECK_NAME,
                 head_sha=head_sha,
                 status="completed",
-                conclusion="skipped",
+                conclusion=conclusion,
                 external_id=external_id[:100],
                 started_at=now,
                 completed_at=now,

@@ -190,7 +190,9 @@ class GitHubSettings:
     #: empty: every branch.
     base_branches: list[str] = field(default_factory=list)
     #: A pull request changing more lines than this (added plus deleted) gets no automatic
-    #: review and a ``skipped`` check run; 0: no limit.
+    #: review and a ``skipped`` check run; 0: no limit. With ``check_conclusion =
+    #: "failure"`` the run is ``failure`` instead: branch protection counts ``skipped`` as
+    #: passing, so an author could pad a pull request past the cap to pass the gate.
     max_review_lines: int = 0
     #: Likewise for the number of changed files; 0: no limit.
     max_review_files: int = 0
@@ -200,7 +202,9 @@ class GitHubSettings:
     allowed_associations: list[str] = field(
         default_factory=lambda: ["OWNER", "MEMBER", "COLLABORATOR"]
     )
-    #: Check run conclusion: always ``neutral``, or ``failure`` at ``check_fail_on``.
+    #: Check run conclusion: always ``neutral``, or ``failure`` at ``check_fail_on`` (and
+    #: for a pull request over ``max_review_lines`` or ``max_review_files``, never reviewed
+    #: automatically: a gate must not pass what it did not read).
     check_conclusion: CheckConclusion = "neutral"
     #: With ``check_conclusion = "failure"``: the least severe finding that fails the check.
     check_fail_on: SeverityName = "critical"

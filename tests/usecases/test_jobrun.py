@@ -303,3 +303,25 @@ def test_agentic_review_reads_the_pr_head_from_the_mirror(tmp_path: Path) -> Non
     assert first.body["reasoning_effort"] == "max"
     tool_answer = next(m for m in second.body["messages"] if m["role"] == "tool")
     assert "age > 18" in tool_answer["content"]  # the PR's head, not the base
+
+
+def test_a_gate_fails_a_pull_request_padded_past_the_size_cap(tmp_path: Path) -> None:
+    # Branch protection counts "skipped" as passing: padding the change past the cap
+    # must not turn the gate's failure into a pass.
+    gate = '[github]\ncheck_conclusion = "failure"\n'
+    cases = ((tmp_path / "gate", gate, True), (tmp_path / "no", "[github]\n", False))
+    for where, extra, blocked in cases:
+        config = CONFIG + extra + "max_review_lines = 1\n"
+        with job_world(where, base_files={".gitneural.toml": config}) as w:
+            outcome = run_review_job(w.job("opened"), w.ctx)
+            [check] = w.check_runs()
+            assert w.reviews() == [] and w.stub.chat_requests == []
+        assert outcome.status == "skipped"
+        assert check["status"] == "completed"
+        summary = check["output"]["summary"]
+        assert "more than github.max_review_lines = 1" in summary
+        if blocked:
+            assert check["conclusion"] == "failure"
+            assert 'github.check_conclusion = "failure"' in summary
+        else:
+            assert check["conclusion"] == "skipped"

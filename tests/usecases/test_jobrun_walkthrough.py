@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.render.github import parse_marker
 from bot.usecases.review.run import run_review_job
 from tests.support.job_world import CONFIG, REPO, World, job_world, submit
@@ -139,6 +141,21 @@ def test_a_broken_diagram_is_left_out_and_the_rest_posted(tmp_path: Path) -> Non
         body, _ = _run(w)
     assert "Makes 18 a minor." in body and "| `people.py` | The age check. |" in body
     assert "mermaid" not in body and "alert" not in body
+
+
+@pytest.mark.parametrize("separator", ["\r", "\u2028", "\u2029", "\x85", "\x0b", "\x9b"])
+def test_a_diagram_with_a_control_character_is_left_out(tmp_path: Path, separator: str) -> None:
+    # GitHub's renderer splits on a lone \r (and other separators): what follows it would
+    # be a statement the checker never read (a link, a title, an unclosed rect).
+    settings = CONFIG + "\n[walkthrough]\ndiagram = true\n"
+    hostile = DIAGRAM.replace(
+        "P-->>-Web: bool", f"P-->>-Web: bool{separator}link P: Docs @ https://example.org"
+    )
+    with job_world(tmp_path, base_files={".gitneural.toml": settings}) as w:
+        w.stub.push(submit(PLANTED_BUG, walkthrough=walkthrough(diagram=hostile)))
+        body, _ = _run(w)
+    assert "Makes 18 a minor." in body and "| `people.py` | The age check. |" in body
+    assert "mermaid" not in body and "example.org" not in body
 
 
 def test_scoped_instruction_files_show_for_matching_changes_only(tmp_path: Path) -> None:

@@ -13,7 +13,10 @@ Precision matters, but a secret sent to the model cannot be taken back: every re
   ``pass: …``, ``\\"token\\": \\"…\\"``) is reported when it looks like a credential:
   for a password, any non-placeholder of 8 or more mixed characters; for a key, token,
   secret, credential or auth value, a random-looking one (length, character mix,
-  Shannon entropy) or a long random hex string. Public keys are not secret.
+  Shannon entropy) or a long random hex string. Any other value given to such a name is
+  redacted without a report unless it is evidently a placeholder or (unquoted) a name;
+  XML string resources and ``name``/``value`` attributes named like secrets likewise.
+  Public keys are not secret.
   We use no free-floating high-entropy detector: lock-file hashes, UUIDs and base64 test
   data would drown real findings.
 * A password inside a URL or DSN is always redacted but reported only when it looks
@@ -86,11 +89,13 @@ _SECRET_NAME = re.compile(
     r"(pass(?:wd|word|phrase)?|pwd|secret|token|key|credentials?|auth)"
     r"""[a-z0-9]*(?:[_.\-][a-z0-9]+){0,2}[\]"'`\\]*[ \t]*:?$"""
 )
+#: The same words anywhere in an XML resource's name (``com.example.API_KEY``).
+_SECRET_NAME_XML = re.compile(r"pass(?:wd|word|phrase)?|pwd|secret|token|key|credential|auth")
 _PASSWORD_WORDS = ("pass", "pwd")
 #: Names that say the value is public or not a credential at all.
 _NOT_SECRET_NAME = re.compile(
     r"public|pub_?key|(?:key|token)_?(?:id|name|type|file|path|size|len|length|count|url|"
-    r"uri|endpoint|field|prefix|format)s?\b|passthrough|bypass|compass|keyboard|monkey|turkey"
+    r"uri|endpoint|field|prefix|format|header|param|env|var|column|attr)s?\b|passthrough|bypass|compass|keyboard|monkey|turkey"
 )
 #: An SSH public key blob (``ssh-rsa``, ``ssh-ed25519``, ``ecdsa-…``) without its prefix.
 _SSH_PUBLIC_BLOB = ("AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh")
@@ -104,6 +109,9 @@ _ASSIGNED_VALUE = re.compile(
     r"""(?:=>?|:)[ \t]*+(?:b?\\*["'`])?([A-Za-z0-9+/_\-.~!@#%^*$]{8,}+={0,2})"""
 )
 _VALUE_END = frozenset("\"'` \t\r\n,;)}]\\&")
+#: An unquoted name as a value: SCREAMING_CASE, snake_case or a call-free identifier.
+_REFERENCE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][\w.]*\(?")
 _LOCAL_HOST = re.compile(
@@ -167,7 +175,48 @@ def _assignment(match: re.Match[str]) -> str | None:
         return None
     if said.group(1).startswith(_PASSWORD_WORDS) and _password_like(value):
         return "password"
-    return "hard-coded secret" if looks_random(value) or _random_hex(value) else None
+    if looks_random(value) or _random_hex(value):
+        return "hard-coded secret"
+    # Any other value given to a secret's name is redacted (not reported): it may be a
+    # real secret of few digits, and the model needs no credential to review the code.
+    return None if _stand_in(match, value) else _UNSURE
+
+
+def _stand_in(match: re.Match[str], value: str) -> bool:
+    """Whether an assigned value is evidently not a secret: a placeholder, or (unquoted) a
+    reference to a name (``token = self.token``, ``api_key = API_KEY_DEFAULT``)."""
+    if is_placeholder(value) or value.strip("xX*.-_") == "":
+        return True
+    quoted = match.start(1) > 0 and match.string[match.start(1) - 1] in "\"'`"
+    if quoted:
+        return False
+    return bool(_DOTTED_NAME.fullmatch(value) or _REFERENCE.fullmatch(value))
+
+
+#: The kind of a value redacted but not reported (too unsure for a finding).
+_UNSURE = "value of a secret-named setting"
+
+
+def _unsure_not_reported(match: re.Match[str]) -> bool:
+    return _assignment(match) != _UNSURE
+
+
+def _xml_secret(match: re.Match[str]) -> str | None:
+    """A string resource or ``name``/``value`` pair named like a secret (Android's
+    ``<string name="api_secret">…</string>``, ``<meta-data android:name="API_KEY"
+    android:value="…"/>``)."""
+    name = match.group("name").lower()
+    said = _SECRET_NAME_XML.search(name)
+    if said is None or _NOT_SECRET_NAME.search(name):
+        return None
+    value = match.group("value")
+    if is_placeholder(value) or value.startswith("@") or value.strip("xX*.-_ ") == "":
+        return None
+    return "hard-coded secret" if looks_random(value) else _UNSURE
+
+
+def _xml_reportable(match: re.Match[str]) -> bool:
+    return _xml_secret(match) != _UNSURE
 
 
 def _url_password(match: re.Match[str]) -> str | None:
@@ -204,8 +253,41 @@ def _ours() -> list[SecretPattern | VendorTokens]:
             "npm token",
             re.compile(r":_authToken=[ \t]*+(?:npm_[A-Za-z0-9]{36}|[A-Fa-f0-9\-]{36})(?![\w\-])"),
         ),
+        # gitleaks' bounds (50 to 1,000 characters after the prefix); detect-secrets
+        # wants 70 or more.
+        SecretPattern(
+            "PyPI token",
+            re.compile(r"pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9\-_]{50,1000}+"),
+        ),
         # One scan for every `name = value`: the name decides the kind.
-        SecretPattern("hard-coded secret", _ASSIGNED_VALUE, group=1, classify=_assignment),
+        SecretPattern(
+            "hard-coded secret",
+            _ASSIGNED_VALUE,
+            group=1,
+            classify=_assignment,
+            report=_unsure_not_reported,
+        ),
+        SecretPattern(
+            "hard-coded secret",
+            re.compile(
+                r"""<(?P<tag>string|item|value|entry)\b[^<>]{0,200}?\bname[ \t]*=[ \t]*"""
+                r"""["'](?P<name>[^"'<>]{1,100})["'][^<>]{0,200}>[ \t]*+"""
+                r"(?P<value>[^<>\s][^<>\n]{0,199}?)[ \t]*</(?P=tag)>"
+            ),
+            group=3,
+            classify=_xml_secret,
+            report=_xml_reportable,
+        ),
+        SecretPattern(
+            "hard-coded secret",
+            re.compile(
+                r"""name[ \t]*=[ \t]*["'](?P<name>[^"'<>]{1,100})["'][ \t\r\n]{1,40}"""
+                r"""(?:[\w:.-]{1,40}:)?value[ \t]*=[ \t]*["'](?P<value>[^"'<>\n]{1,200})["']"""
+            ),
+            group=2,
+            classify=_xml_secret,
+            report=_xml_reportable,
+        ),
     ]
 
 

@@ -17,6 +17,11 @@ any diagram with one line outside it (never posted broken):
   and ``and`` inside ``par``, properly nested;
 - blank lines and ``%%`` comments (but no ``%%{…}%%`` directive: it reconfigures Mermaid).
 
+Statements are separated by ``\n`` alone: a diagram holding any other control character
+or line separator (``\r``, ``\t``, U+0085, U+2028, U+2029, any other C0 or C1 control)
+is left out, since GitHub's renderer splits lines on some of them and would see
+statements this checker never read.
+
 Ids are ``[A-Za-z_][A-Za-z0-9_]*`` and none of Mermaid's keywords (:data:`RESERVED`);
 label and message text is one line without ``;``, ``#``, ``<``, ``>``, braces, backticks
 or ``:`` in labels (Mermaid reads ``;`` as a line break and ``#…;`` as an entity, and
@@ -28,6 +33,7 @@ at least one message.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 MAX_LINES = 60
 MAX_PARTICIPANTS = 12
@@ -92,6 +98,9 @@ class DiagramError(ValueError):
 def check_sequence_diagram(text: str) -> str:
     """The diagram, normalised (trimmed lines, no fences), or :class:`DiagramError`."""
     body = _unfenced(text)
+    control = _control(body)
+    if control is not None:
+        raise DiagramError(f"a control character or line separator (U+{ord(control):04X})")
     lines = [line.strip() for line in body.split("\n")]
     lines = [line for line in lines if line]
     if not lines or lines[0] != "sequenceDiagram":
@@ -106,6 +115,14 @@ def check_sequence_diagram(text: str) -> str:
             raise DiagramError(f"line {number} ({line[:60]!r}): {exc}") from None
     state.finish()
     return "\n".join([lines[0], *("    " + line for line in lines[1:])])
+
+
+def _control(text: str) -> str | None:
+    """The first character other than ``\n`` that is a control or a line separator."""
+    for char in text:
+        if char != "\n" and unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return char
+    return None
 
 
 def _unfenced(text: str) -> str:

@@ -72,18 +72,27 @@ class JobCheck:
             log.warning("%s: no check run (%s); reviewing without one", self.name, exc)
             self.skipped = True
 
-    def skip(self, head_sha: str, reason: str) -> None:
+    def skip(self, head_sha: str, reason: str, *, blocks: bool = False) -> None:
         """The trigger policy left this pull request alone: a run completed ``skipped``
-        says why, and how to ask for the review anyway."""
+        says why, and how to ask for the review anyway (``failure`` when ``blocks``: a
+        gate does not pass a change it did not read)."""
+        self.fence()
+        gate = (
+            ' The check fails: it is a gate (github.check_conclusion = "failure"), and '
+            "a change too large to review is not passed unread."
+            if blocks
+            else ""
+        )
         try:
             Check.skipped(
                 lazy_repo(self.gh, self.job.repo),
                 head_sha,
                 external_id=self.job.delivery_id,
-                title="Not reviewed automatically",
-                summary=f"Not reviewed automatically: {reason}. Comment `/review` to review "
-                "anyway.",
+                title="Too large to pass unreviewed" if blocks else "Not reviewed automatically",
+                summary=f"Not reviewed automatically: {reason}.{gate} Comment `/review` to "
+                "review anyway.",
                 on_401=self._forget_token,
+                conclusion="failure" if blocks else "skipped",
             )
         except GitHubError as exc:
             if exc.transient:

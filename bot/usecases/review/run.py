@@ -230,7 +230,7 @@ class _JobRun:
         if isinstance(gate, str):
             return JobOutcome("skipped", detail=gate)
         if isinstance(gate, PolicySkip):
-            self.check.skip(pull.head_sha, gate.reason)
+            self.check.skip(pull.head_sha, gate.reason, blocks=gate.blocks)
             return JobOutcome("skipped", detail=f"{gate.reason}: check run skipped")
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full

@@ -87,6 +87,10 @@ class PolicySkip:
     ``success``, saying why and that ``/review`` reviews it anyway."""
 
     reason: str
+    #: The check is a gate (``check_conclusion = "failure"``) and the pull request is over
+    #: a size cap: the run completes ``failure``, since branch protection would count
+    #: ``skipped`` as passing and padding the change would pass the gate.
+    blocks: bool = False
 
 
 def settings_gate(
@@ -128,14 +132,17 @@ def trigger_policy(trigger: str, pull: PullInfo, config: Config) -> Config | Pol
     if g.skip_label.lower() in labels:
         return PolicySkip(f"the pull request is labelled `{g.skip_label}` (github.skip_label)")
     lines = pull.additions + pull.deletions
+    gate = g.check_conclusion == "failure"
     if g.max_review_lines and lines > g.max_review_lines:
         return PolicySkip(
-            f"{lines:,} changed lines, more than github.max_review_lines = {g.max_review_lines:,}"
+            f"{lines:,} changed lines, more than github.max_review_lines = {g.max_review_lines:,}",
+            blocks=gate,
         )
     if g.max_review_files and pull.changed_files > g.max_review_files:
         return PolicySkip(
             f"{pull.changed_files:,} changed files, more than github.max_review_files = "
-            f"{g.max_review_files:,}"
+            f"{g.max_review_files:,}",
+            blocks=gate,
         )
     return config
 
