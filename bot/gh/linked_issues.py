@@ -5,10 +5,12 @@ Two sources, in this order: GitHub's own links (``closingIssuesReferences``, car
 the review's threads query, :func:`bot.gh.threads.read_pull_threads`: no request of its
 own), then "Fixes #12", "Closes owner/repo#12", "Resolves: #12" in the description. GitHub
 links the description's keywords itself only for a pull request into the default branch,
-so the rest are read one REST request each (``GET /repos/{o}/{r}/issues/{n}``); a number
-that is a pull request, or is gone, is skipped. An issue of another repository is never
-read, nor one GitHub redirects to another repository (a transferred issue): its text is
-not the reviewed repository's to give to the model.
+so the rest (at most ten, deduplicated) are read together by one GraphQL query
+(``issueOrPullRequest`` per number, never one REST request each); a number that is a
+pull request, or is gone, is skipped. An issue of another repository is never read, nor
+one whose repository id is not the reviewed repository's (GitHub resolves a transferred
+issue's old number to its new home, perhaps private; REST answers it with a 301 that is
+never followed, since no REST request is made): its text is not ours to give the model.
 
 Titles and bodies are the issue authors' words: untrusted, fenced in the prompt.
 """
@@ -17,19 +19,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import github
+from github import GithubException
 
 from bot.domain.walkthrough import LinkedIssue
-from bot.errors import GitHubError
 from bot.gh.api.errors import fresh_read
-from bot.gh.pulls import lazy_repo
+from bot.gh.graphql import Document, document
 from bot.gh.threads import ClosingIssue
 
 #: Issues read per review, at most.
 MAX_LINKED = 3
-#: Issue numbers a description may name that are asked of GitHub, found or not: one
-#: request each, so an outsider's description can spend at most this many per review.
+#: Issue numbers a description may name that are asked of GitHub, found or not, in one
+#: GraphQL request: an outsider's description can spend one request per review.
 MAX_REFERENCES = 10
 #: Characters of the description scanned for references (GitHub's own limit on a body
 #: is 65,536; the keywords that matter come first).
@@ -101,6 +104,33 @@ def _issue(number: int, title: str, body: str) -> LinkedIssue:
     return LinkedIssue(number, title, body[:MAX_BODY_CHARS])
 
 
+def _linked_document(count: int) -> Document:
+    numbers = ", ".join(f"$n{i}: Int!" for i in range(count))
+    fields = "\n    ".join(
+        f"i{i}: issueOrPullRequest(number: $n{i}) {{ ...linked }}" for i in range(count)
+    )
+    return document(
+        f"LinkedIssues{count}",
+        f"""
+query LinkedIssues{count}($owner: String!, $name: String!, {numbers}) {{
+  repository(owner: $owner, name: $name) {{
+    id
+    {fields}
+  }}
+}}
+fragment linked on IssueOrPullRequest {{
+  __typename
+  ... on Issue {{ number title body repository {{ id }} }}
+}}
+""",
+    )
+
+
+#: One query per number of references, 1 to :data:`MAX_REFERENCES`: each reads them all
+#: in one request, with the repository each issue lives in now.
+LINKED_ISSUES = {n: _linked_document(n) for n in range(1, MAX_REFERENCES + 1)}
+
+
 def linked_issues(
     gh: github.Github,
     repo: str,
@@ -111,42 +141,61 @@ def linked_issues(
     on_401: Callable[[], None] | None = None,
 ) -> list[LinkedIssue]:
     """GitHub's closing links of ``repo``, then the description's, at most
-    :data:`MAX_LINKED`; one request per issue GitHub's links did not carry."""
+    :data:`MAX_LINKED`; one GraphQL request at most for those GitHub's links did not
+    carry."""
     found = [_issue(c.number, c.title, c.body) for c in closing if c.repo.lower() == repo.lower()][
         :MAX_LINKED
     ]
-    carried = {issue.number for issue in found}
-    # described_issues names at most MAX_REFERENCES: the requests are bounded by it
-    # whether the numbers exist or not.
-    for number in described_issues(description, repo):
-        if len(found) >= MAX_LINKED:
-            break
-        if number in carried or number == pr_number:
-            continue
-        issue = _read_issue(gh, repo, number, on_401)
-        if issue is not None:
-            found.append(issue)
+    if len(found) >= MAX_LINKED:
+        return found
+    carried = {issue.number for issue in found} | {pr_number}
+    # described_issues names at most MAX_REFERENCES, once each: one query reads them all.
+    wanted = [n for n in described_issues(description, repo) if n not in carried]
+    if wanted:
+        found += _read_issues(gh, repo, wanted, on_401)[: MAX_LINKED - len(found)]
     return found
 
 
-def _read_issue(
-    gh: github.Github, repo: str, number: int, on_401: Callable[[], None] | None
-) -> LinkedIssue | None:
+def _read_issues(
+    gh: github.Github, repo: str, numbers: list[int], on_401: Callable[[], None] | None
+) -> list[LinkedIssue]:
+    """The issues of ``repo`` among ``numbers``, in order, in one request: a pull
+    request, a number that is gone, and an issue that now lives in another repository
+    (GitHub resolves a transferred issue's old number to it) are left out."""
+    doc = LINKED_ISSUES[len(numbers)]
+    owner, name = repo.split("/", 1)
+    variables: dict[str, Any] = {"owner": owner, "name": name}
+    variables.update({f"n{i}": number for i, number in enumerate(numbers)})
+    doing = f"reading the issues #{', #'.join(map(str, numbers))}"
+    data = fresh_read(lambda: _partial(gh, doc, variables), doing, on_401)
+    here = data.get("repository") if isinstance(data, dict) else None
+    if not isinstance(here, dict) or not here.get("id"):
+        return []
+    issues: list[LinkedIssue] = []
+    for i, number in enumerate(numbers):
+        node = here.get(f"i{i}")
+        if not isinstance(node, dict) or node.get("__typename") != "Issue":
+            continue  # gone, never was, or "Fixes #N" naming a pull request
+        where = node.get("repository")
+        if not isinstance(where, dict) or where.get("id") != here["id"]:
+            continue  # transferred away, perhaps to a private repository: not ours to give
+        if node.get("number") != number:
+            continue
+        issues.append(_issue(number, str(node.get("title") or ""), str(node.get("body") or "")))
+    return issues
+
+
+def _partial(gh: github.Github, doc: Document, variables: dict[str, Any]) -> Any:
+    """The ``data`` of ``doc``, also when GitHub answered some fields "not found" (a
+    number with no issue): those fields are null beside the others. Any other error
+    is raised."""
     try:
-        data = fresh_read(
-            lambda: lazy_repo(gh, repo).get_issue(number).raw_data,
-            f"reading issue #{number}",
-            on_401,
-        )
-    except GitHubError as exc:
-        if exc.status in (404, 410):
-            return None  # gone, or never was: nothing to check the change against
-        raise
-    if not isinstance(data, dict) or data.get("pull_request"):
-        return None  # "Fixes #N" naming a pull request
-    # GitHub answers an issue transferred elsewhere (perhaps to a private repository)
-    # with a redirect, which the client follows: its text is not this repository's.
-    where = str(data.get("repository_url") or "")
-    if not where.lower().endswith(f"/repos/{repo.lower()}"):
-        return None
-    return _issue(number, str(data.get("title") or ""), str(data.get("body") or ""))
+        return gh.requester.graphql_query(doc.text, variables)[1].get("data")
+    except GithubException as exc:
+        answer = exc.data if isinstance(exc.data, dict) else {}
+        errors = answer.get("errors")
+        if not isinstance(answer.get("data"), dict) or not isinstance(errors, list):
+            raise
+        if not all(isinstance(e, dict) and e.get("type") == "NOT_FOUND" for e in errors):
+            raise
+        return answer["data"]

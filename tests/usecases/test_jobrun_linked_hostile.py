@@ -1,8 +1,9 @@
 """Hostile "Fixes #N" in a pull request's description, through the App's review job on the
 fake GitHub (its 5,000 requests an hour per installation): a description naming thousands
-of issues costs at most ten reads and leaves the installation's quota to the next pull
-request; a pattern built to backtrack parses at once; an issue transferred to another
-(private) repository is never read into the prompt."""
+of issues costs one GraphQL request (ten numbers asked at most) and leaves the
+installation's quota to the next pull request; a pattern built to backtrack parses at
+once; an issue transferred to another (private) repository is never read into the prompt,
+and no redirect is followed to it."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def test_a_description_naming_thousands_of_issues_costs_ten_reads_and_spares_the
         outcome = run_review_job(w.job("opened", pr_number=number, head_sha=head), w.ctx)
         calls = w.api_calls()
         assert outcome.status == "posted", outcome.detail
-        reads = [c for c in calls if "/issues/" in c[1]]
-        assert len(reads) == MAX_REFERENCES  # named, not found: every one still costs a read
+        assert [c for c in calls if "/issues/" in c[1]] == []  # no REST read per number
+        # Ten numbers, none found, asked in one query (the first review reads no threads).
+        assert len([c for c in calls if c[1].endswith("/graphql")]) == 1
         assert len(calls) <= 6 + 12
         # The next, innocent pull request of the installation is reviewed.
         w.stub.push(submit(PLANTED_BUG))
@@ -82,6 +84,29 @@ def test_references_are_read_once_each_and_in_order() -> None:
     assert described_issues(text, REPO) == [3, 4]
 
 
+def test_the_issues_named_are_read_in_one_query_pull_requests_and_missing_left_out(
+    tmp_path: Path,
+) -> None:
+    with job_world(tmp_path) as w:
+        first = w.gh.create_issue(REPO, title="Crash on empty name", body="Steps: one")
+        second = w.gh.create_issue(REPO, title="Typo in greeting", body="Steps: two")
+        w.gh.push(REPO, "release", {"README.md": "# app, release\n"})
+        w.gh.push(REPO, "fix", {"people.py": PLANTED})
+        body = f"Fixes #{first}, fixes #{w.number}, fixes #9999, fixes #{first}, closes #{second}"
+        number = w.gh.create_pull(REPO, head="fix", base="release", title="Fix", body=body)
+        w.stub.push(submit(PLANTED_BUG))
+        w.reset_calls()
+        head = w.gh.head_sha(REPO, number)
+        outcome = run_review_job(w.job("opened", pr_number=number, head_sha=head), w.ctx)
+        calls = w.api_calls()
+        assert outcome.status == "posted", outcome.detail
+        prompt = _prompt(w)
+    assert [c for c in calls if "/issues/" in c[1]] == []
+    assert len([c for c in calls if c[1].endswith("/graphql")]) == 1
+    assert "Crash on empty name" in prompt and "Typo in greeting" in prompt
+    assert prompt.count("### Issue #") == 2  # the pull request and the missing number left out
+
+
 def test_an_issue_transferred_to_a_private_repository_is_not_read(tmp_path: Path) -> None:
     with job_world(tmp_path) as w:
         private = REPO.split("/")[0] + "/vault"
@@ -94,9 +119,13 @@ def test_an_issue_transferred_to_a_private_repository_is_not_read(tmp_path: Path
             REPO, head="fix", base="release", title="Fix", body=f"Fixes #{issue}"
         )
         w.stub.push(submit(PLANTED_BUG))
+        w.reset_calls()
         head = w.gh.head_sha(REPO, number)
         outcome = run_review_job(w.job("opened", pr_number=number, head_sha=head), w.ctx)
+        calls = w.api_calls()
         assert outcome.status == "posted", outcome.detail
         prompt = _prompt(w)
     assert "The vault's root key" not in prompt and "Key rotation" not in prompt
     assert "### Issue #" not in prompt
+    # Not asked by REST, so no 301 to follow; nothing of the vault's was requested.
+    assert [c for c in calls if "/issues/" in c[1] or "/vault" in c[1]] == []

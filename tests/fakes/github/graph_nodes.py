@@ -18,7 +18,7 @@ import pygit2
 from graphql import GraphQLError, GraphQLResolveInfo
 
 from tests.fakes.github.shapes import Json
-from tests.fakes.github.store import Pull, Repo, Store
+from tests.fakes.github.store import Issue, Pull, Repo, Store
 from tests.fakes.github.threads import store_reply, thread_comments
 
 MAX_PAGE = 100
@@ -166,6 +166,23 @@ class Nodes:
             pull = repo.pulls.get(number)
             return self.pull(pull) if pull is not None else None
 
+        def issue_or_pull(info: Info, number: int) -> Node:
+            pull = repo.pulls.get(number)
+            if pull is not None:
+                return self.pull(pull)
+            if number in repo.issues:
+                return self.issue(repo.issues[number])
+            if number in repo.moved:
+                # GitHub resolves a transferred issue's old number to the issue in its
+                # new repository (which the installation may reach, even if private).
+                where, moved = repo.moved[number]
+                target = self.s.repos.get(where)
+                if target is not None and moved in target.issues:
+                    return Nodes(self.s, target).issue(target.issues[moved])
+            raise GraphQLError(
+                f"Could not resolve to an issue or pull request with the number of {number}."
+            )
+
         return {
             "__typename": "Repository",
             "id": f"R_{repo.id}",
@@ -173,6 +190,18 @@ class Nodes:
             "nameWithOwner": repo.full_name,
             "url": f"{self.s.web_url}/{repo.full_name}",
             "pullRequest": pull_request,
+            "issueOrPullRequest": issue_or_pull,
+        }
+
+    def issue(self, issue: Issue) -> Node:
+        return {
+            "__typename": "Issue",
+            "id": f"I_{issue.id}",
+            "number": issue.number,
+            "title": issue.title,
+            "body": issue.body,
+            "state": issue.state.upper(),
+            "repository": self.repository(),
         }
 
     def pull(self, pull: Pull) -> Node:
@@ -203,17 +232,7 @@ class Nodes:
         for number in dict.fromkeys(numbers):
             issue = repo.issues.get(number)
             if issue is not None:
-                nodes.append(
-                    {
-                        "__typename": "Issue",
-                        "id": f"I_{issue.id}",
-                        "number": issue.number,
-                        "title": issue.title,
-                        "body": issue.body,
-                        "state": issue.state.upper(),
-                        "repository": self.repository(),
-                    }
-                )
+                nodes.append(self.issue(issue))
         return nodes
 
     def thread(self, pull: Pull, top: Json) -> Node:
