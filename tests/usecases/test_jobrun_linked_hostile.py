@@ -34,7 +34,7 @@ def _prompt(w: World) -> str:
     return "\n".join(str(c.body["messages"][1]["content"]) for c in w.stub.chat_requests)
 
 
-def test_a_description_naming_thousands_of_issues_costs_ten_reads_and_spares_the_quota(
+def test_a_description_naming_thousands_of_issues_costs_one_query_and_spares_the_quota(
     tmp_path: Path,
 ) -> None:
     with job_world(tmp_path) as w:

@@ -203,11 +203,12 @@ def read_threads_and_issues(
     on_401: Callable[[], None] | None = None,
 ) -> tuple[list[ReviewThread] | None, list[LinkedIssue]]:
     """The PR's review threads (when ``threads``: GitNeural reviewed it before) and the
-    issues it closes (``[walkthrough] linked_issues``), for one request per linked issue
-    at most: GitHub's links ride on the threads query when there is one; otherwise they
+    issues it closes (``[walkthrough] linked_issues``), for two requests at most:
+    GitHub's links ride on the threads query when there is one; otherwise they
     are asked for only when the description names an issue and GitHub links it (a pull
     request into the default branch); any issue the description names that GitHub's
-    links did not carry is read by REST. Without threads and issues, no request."""
+    links did not carry is read by one GraphQL query for all of them. Without threads
+    and issues, no request."""
     settings = config.walkthrough
     issues = issues and settings.enabled and settings.linked_issues
     described = described_issues(pull.body, pull.repo) if issues else []

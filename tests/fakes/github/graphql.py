@@ -6,7 +6,8 @@ and executed by graphql-core against ``tests/fixtures/github-graphql/schema.grap
 GitHub's published schema: a field GitHub does not have, a wrong argument or a missing
 variable is answered as GitHub does, ``200`` with ``{"errors": [...]}``. What the fake
 holds is served through resolvers (``graph_nodes``): repositories, pull requests and
-their review threads, comments, reactions; and the ``resolveReviewThread``,
+their review threads, comments, reactions, issues (``issueOrPullRequest``, a transferred
+issue resolved to its new repository as GitHub does); and the ``resolveReviewThread``,
 ``unresolveReviewThread`` and ``addPullRequestReviewThreadReply`` mutations.
 """
 
