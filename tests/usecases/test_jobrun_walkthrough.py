@@ -79,7 +79,7 @@ def test_a_named_issue_github_links_costs_one_graphql_query(tmp_path: Path) -> N
     assert parse_marker(body) is not None  # the marker still ends the body
 
 
-def test_issues_named_for_another_branch_are_read_by_rest_and_never_another_repo_s(
+def test_issues_named_for_another_branch_are_read_in_one_query_and_never_another_repo_s(
     tmp_path: Path,
 ) -> None:
     with job_world(tmp_path) as w:
@@ -96,11 +96,9 @@ def test_issues_named_for_another_branch_are_read_by_rest_and_never_another_repo
         prompt = _prompt(w)
     assert outcome.status == "posted", outcome.detail
     reads = [c for c in calls if "/issues/" in c[1] or c[1] == "/graphql"]
-    assert reads == [
-        ("GET", f"/repos/{REPO}/issues/{issue}"),
-        ("GET", f"/repos/{REPO}/issues/404"),  # named, but gone: skipped
-    ]
-    assert len(calls) == 6 + 2
+    # Both numbers of this repository in one query (#404 named, but gone: skipped).
+    assert reads == [("POST", "/graphql")]
+    assert len(calls) == 6 + 1
     assert prompt.count("### Issue #") == 1 and "18 is an adult." in prompt
 
 
