@@ -1,7 +1,7 @@
 """The hook's policy: when a commit is refused, and what happens when the review can't run.
 
 Flags win over ``[hook]`` in ``.gitneural.toml`` (read from HEAD), which wins over the
-defaults: refuse at ``critical``, effort ``low``, 60 seconds, fail open. The exit code of
+defaults: refuse at ``critical``, effort ``low``, 20 seconds, fail open. The exit code of
 a cached result is derived here again, so changing ``fail_on`` applies to cached reviews.
 """
 

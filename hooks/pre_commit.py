@@ -185,6 +185,13 @@ def _review_target(
             )
         else:
             index = _warm_index(change, target.git_dir)
+            too_large = _too_large(change, config, policy, index)
+            if too_large is not None:
+                print(
+                    f"gitneural: {target.label}: not reviewed, going ahead: {too_large}",
+                    file=stderr,
+                )
+                return None
             result = _review(change, config, settings, policy, options.progress, stderr, index)
             if cache is not None and key is not None:
                 cache.put(key, result)
@@ -197,6 +204,26 @@ def _review_target(
     stdout.write(render_text(result, change, color=wants_color(stdout)))
     stdout.flush()
     return _Reviewed(target, result, policy)
+
+
+def _too_large(
+    change: Change, config: Config, policy: HookPolicy, index: SymbolIndex | None
+) -> str | None:
+    """Why the change is too large to review while someone waits to commit (estimated
+    before the model is asked; strict or not, the commit goes through), or None."""
+    limit = config.hook.confirm_above_tokens
+    if limit <= 0:
+        return None
+    from bot.review import PlanOptions, plan_review
+
+    plan = plan_review(change, config, PlanOptions(effort=policy.effort, symbol_index=index))
+    if plan.estimated_tokens <= limit:
+        return None
+    return (
+        f"about {plan.estimated_tokens:,} prompt tokens (estimated), above "
+        f"confirm_above_tokens in [hook] ({limit:,}): review it with "
+        "`gitneural review --yes` (or --effort low), or raise the setting"
+    )
 
 
 def _warm_index(change: Change, git_dir: str) -> SymbolIndex | None:

@@ -61,7 +61,7 @@ def _add_run(actions: Any) -> None:
         "--timeout",
         type=positive_seconds,
         metavar="SECONDS",
-        help="time budget of the review (default: 60)",
+        help="time budget of the review (default: timeout in [hook], 20)",
     )
     p.add_argument(
         "--strict",

@@ -70,6 +70,12 @@ def add_parser(commands: Any) -> None:
         help="give up when the review takes longer (default: timeout in [review], 1200)",
     )
     p.add_argument(
+        "--yes",
+        action="store_true",
+        help="send the review even when its prompts are estimated above "
+        "confirm_above_tokens in [review] (150,000)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="show what would be sent (files, skipped, token estimate, settings file); "

@@ -93,6 +93,25 @@ def _timeout_advice(timeout: float, config: Config, effort: Effort) -> str:
     )
 
 
+def _size_guard(change: Change, config: Config, effort: Effort, index: SymbolIndex | None) -> None:
+    """Refuse, before the model is asked, a review estimated above ``confirm_above_tokens``
+    (a person is waiting, and paying): one line with the estimate and how to go on."""
+    limit = config.review.confirm_above_tokens
+    if limit <= 0:
+        return
+    from bot.review import PlanOptions, plan_review
+
+    plan = plan_review(change, config, PlanOptions(effort=effort, symbol_index=index))
+    if plan.estimated_tokens <= limit:
+        return
+    lower = "" if effort == "low" else ", or a lower effort (--effort low)"
+    raise UsageError(
+        f"not sent: about {plan.estimated_tokens:,} prompt tokens (estimated) at effort "
+        f"{effort}, above confirm_above_tokens in [review] ({limit:,}): add --yes to send "
+        f"it{lower}, or review fewer files (--dry-run lists them)"
+    )
+
+
 def review_and_report(
     change: Change, args: argparse.Namespace, index: SymbolIndex | None = None
 ) -> int:
@@ -125,6 +144,8 @@ def review_and_report(
 
     settings = LLMSettings.from_env(effort=effort, stall_timeout=config.review.stall_timeout)
     settings.require_key()
+    if not args.yes:
+        _size_guard(change, config, effort, index)
     timeout = args.timeout or config.review.timeout
     progress = ProgressLine(enabled=not args.quiet)
     try:

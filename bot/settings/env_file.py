@@ -77,11 +77,16 @@ def _unquote(raw: str) -> str | None:
     return "".join(out)
 
 
-def load_settings_file(environ: MutableMapping[str, str] | None = None) -> Path | None:
+def load_settings_file(
+    environ: MutableMapping[str, str] | None = None, given: Path | None = None
+) -> Path | None:
     """Put the settings file's values into ``environ`` (default ``os.environ``) where it
     has none of its own, so every part of the App and its child processes read them;
-    returns the file read."""
+    returns the file read. ``given`` (a command's ``--settings-file``) wins over
+    ``GITNEURAL_SETTINGS_FILE`` and becomes it, for the child processes."""
     environ = os.environ if environ is None else environ
+    if given is not None:
+        environ[SETTINGS_FILE_ENV] = str(given)
     path = settings_path(environ)
     if path is None:
         return None

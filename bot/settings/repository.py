@@ -102,6 +102,9 @@ class ReviewSettings:
     default_ignores: bool = True
     #: Budget for one prompt (estimated tokens); what does not fit is listed as skipped.
     max_prompt_tokens: int = 200_000
+    #: ``gitneural review`` asks first (exit 2 unless ``--yes``) when the whole review's
+    #: prompts are estimated above this many tokens; 0: never asks.
+    confirm_above_tokens: int = 150_000
     #: Sent as ``max_completion_tokens``; K3's reasoning counts against it.
     max_completion_tokens: int = 32_768
     #: Repository instructions read from the trusted revision, in this order.
@@ -168,7 +171,11 @@ class HookSettings:
     #: Reasoning effort of the hook's review: someone is waiting to commit.
     effort: Effort = "low"
     #: Seconds before the hook gives up on the model (and, unless strict, lets the commit pass).
-    timeout: float = 60.0
+    timeout: float = 20.0
+    #: A change whose prompts are estimated above this many tokens is not reviewed by the
+    #: hook: the commit goes through with one line (``gitneural review --yes`` reviews
+    #: it); 0: no limit.
+    confirm_above_tokens: int = 50_000
     #: Refuse the commit when the review cannot run (no key, network down, timeout).
     strict: bool = False
 

@@ -77,6 +77,46 @@ def on_pull_request(payload: Payload, delivery_id: str, settings: WebSettings) -
     return Decision("queued", job, action, repo, number)
 
 
+#: The name of GitNeural's check run (``bot.gh.checks.CHECK_NAME``; the web process does
+#: not import the GitHub client to read it).
+CHECK_NAME = "GitNeural"
+
+
+def on_check_run(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
+    """The check run's "Re-run" button: a full review of the head it ran on, as if a
+    person had asked with ``/review``."""
+    action = p.text(payload, "action")
+    if action != "rerequested":
+        return ignore(payload, f"check_run {loggable(action)} does not trigger a review")
+    if p.text(payload, "check_run.name") != CHECK_NAME:
+        return ignore(payload, "another app's check run")
+    pulls = p.section(payload, "check_run").get("pull_requests")
+    if not isinstance(pulls, list) or not pulls or not isinstance(pulls[0], dict):
+        # GitHub lists no pull request for a head pushed to a fork.
+        return ignore(payload, "check run of no pull request of this repository")
+    number = p.ident(pulls[0], "number")
+    bot = sent_by_bot(payload, settings)
+    if bot:
+        return ignore(payload, bot, number)
+    if refused := without_installation(payload):
+        return refused
+    sha = p.text(payload, "check_run.head_sha")
+    if not _SHA.fullmatch(sha):
+        raise PayloadError("payload check_run.head_sha is not a commit id")
+    repo = p.text(payload, "repository.full_name")
+    job = ReviewJob(
+        installation_id=p.ident(payload, "installation.id"),
+        repo=repo,
+        pr_number=number,
+        head_sha=sha,
+        trigger="command",
+        delivery_id=delivery_id,
+        full=True,
+        requested_by=p.text(payload, "sender.login"),
+    )
+    return Decision("queued", job, action, repo, number)
+
+
 def on_issue_comment(payload: Payload, delivery_id: str, settings: WebSettings) -> Decision:
     action = p.text(payload, "action")
     if action != "created":
@@ -116,6 +156,7 @@ def on_ping(payload: Payload, delivery_id: str, settings: WebSettings) -> Decisi
 HANDLERS: dict[str, Handler] = {
     "pull_request": on_pull_request,
     "issue_comment": on_issue_comment,
+    "check_run": on_check_run,
     "pull_request_review_comment": on_review_comment,
     "pull_request_review_thread": on_review_thread,
     "installation": on_installation,

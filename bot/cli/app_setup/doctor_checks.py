@@ -43,12 +43,22 @@ def name_rows(unknown: list[str]) -> list[Row]:
     return [Row("setting names", False, line, "rename or remove it") for line in unknown]
 
 
+#: Seconds the model check waits for its one-line answer: a person is watching the table,
+#: and a server that accepts and never answers must not hold it for a minute.
+MODEL_CHECK_TIMEOUT = 15.0
+
+
 def model_rows() -> Iterator[Row]:
     from bot.llm.client import K3Client
     from bot.llm.settings import LLMSettings
 
     try:
-        llm = LLMSettings.from_env(max_retries=0, request_timeout=60.0, effort="low")
+        llm = LLMSettings.from_env(
+            max_retries=0,
+            request_timeout=MODEL_CHECK_TIMEOUT,
+            stall_timeout=MODEL_CHECK_TIMEOUT,
+            effort="low",
+        )
     except GitNeuralError as exc:
         yield Row("model", False, str(exc), "fix the setting it names")
         return

@@ -9,6 +9,7 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, TextIO
 
 from bot.cli.app_setup.doctor_checks import Row
@@ -24,6 +25,12 @@ def add_parser(commands: Any) -> None:
         "for each failure. Reads the environment and the settings file (gitneural.env). "
         "Exit 0 when every check passes, 1 otherwise.",
     )
+    doctor.add_argument(
+        "--settings-file",
+        type=Path,
+        metavar="FILE",
+        help="the settings file to read (default GITNEURAL_SETTINGS_FILE, else ./gitneural.env)",
+    )
     doctor.set_defaults(run=run_doctor)
 
 
@@ -34,7 +41,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     from bot.settings.env_file import load_settings_file, read_settings
 
     original = dict(os.environ)
-    source = load_settings_file()
+    source = load_settings_file(given=args.settings_file)
     in_file = read_settings(source) if source is not None else {}
     rows = itertools.chain(
         doctor_checks.settings_rows(

@@ -25,6 +25,7 @@ import dataclasses
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.cli.server.db_cmd import upgrade_store
@@ -84,6 +85,12 @@ def add_parser(commands: Any) -> None:
     serve.add_argument(
         "--concurrency", type=_positive, help="review threads of the embedded worker"
     )
+    serve.add_argument(
+        "--settings-file",
+        type=Path,
+        metavar="FILE",
+        help="the settings file to read (default GITNEURAL_SETTINGS_FILE, else ./gitneural.env)",
+    )
     serve.set_defaults(run=run_serve)
 
     worker: argparse.ArgumentParser = commands.add_parser(
@@ -107,6 +114,12 @@ def add_parser(commands: Any) -> None:
     worker.add_argument("--metrics-host", default="127.0.0.1", help="its address (127.0.0.1)")
     # A child of serve's supervisor: its parent checked the settings and the services.
     worker.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    worker.add_argument(
+        "--settings-file",
+        type=Path,
+        metavar="FILE",
+        help="the settings file to read (default GITNEURAL_SETTINGS_FILE, else ./gitneural.env)",
+    )
     worker.set_defaults(run=run_worker)
 
 
@@ -140,7 +153,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from workers.settings import WorkerSettings
 
     original = dict(os.environ)
-    source = load_settings_file()
+    source = load_settings_file(given=args.settings_file)
     try:
         embedded = broker_of(os.environ.get("GITNEURAL_BROKER_URL", "").strip()).embedded
     except ConfigError:
@@ -207,7 +220,7 @@ def run_worker(args: argparse.Namespace) -> int:
     from workers.settings import WorkerSettings
 
     original = dict(os.environ)
-    source = load_settings_file()
+    source = load_settings_file(given=args.settings_file)
     if not args.child:
         warn_unknown_names(original, source)
     check_settings("worker", ("worker",), str(source or "gitneural.env"), reach=not args.child)
