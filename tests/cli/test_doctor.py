@@ -5,6 +5,7 @@ FAIL row with its own fix, the other rows still checked."""
 from __future__ import annotations
 
 import re
+import time
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -187,3 +188,34 @@ def test_the_broker_row_never_shows_a_password(world: AppWorld, tmp_path: Path, 
     _, text = result.row("broker")
     assert "127.0.0.1:6379/0" in text, result.out
     assert "pw" not in result.out and "77" not in result.out, result.out
+
+
+def test_doctor_reads_the_settings_file_it_is_given(world: AppWorld, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "etc" / "app.env"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("GITNEURAL_MODEL=kimi-k8\n")
+    env = world.env(tmp_path / "data", GITHUB_WEBHOOK_SECRET="a-webhook-secret-" + "x" * 16)
+    done = subprocess.run(
+        [*GITNEURAL, "doctor", "--settings-file", str(elsewhere)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "kimi-k8" in Doctor(done.returncode, done.stdout).row("model")[1]
+
+
+@pytest.mark.slow
+def test_doctor_gives_up_on_a_model_that_never_answers(
+    world: AppWorld, tmp_path: Path, silent_server: str
+) -> None:
+    start = time.monotonic()
+    result = doctor(world, tmp_path, KIMI_BASE_URL=silent_server)
+    elapsed = time.monotonic() - start
+    assert result.row("model")[0] == "FAIL"
+    # A timeout that must fire, not a benchmark: the server never answers, so only the
+    # model check's own 15 s can end it (it waited 60 s); twice that, for a loaded machine.
+    assert elapsed < 2 * 15 + 5, elapsed
