@@ -5,8 +5,8 @@ FAIL row with its own fix, the other rows still checked."""
 from __future__ import annotations
 
 import re
-import time
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
