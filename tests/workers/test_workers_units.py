@@ -202,6 +202,7 @@ def test_app_manifest_asks_for_what_reviews_need_and_no_more() -> None:
     assert manifest["url"].startswith("https://")
     assert manifest["hook_attributes"]["url"].endswith("/webhook")
     assert sorted(manifest["default_events"]) == [
+        "check_run",
         "issue_comment",
         "pull_request",
         "pull_request_review_comment",
