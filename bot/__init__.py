@@ -1,3 +1,3 @@
 """GitNeural: code review with Kimi K3 that only ever suggests."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
