@@ -26,6 +26,10 @@ SETTINGS_FILE_ENV: Final = "GITNEURAL_SETTINGS_FILE"
 DEFAULT_NAME: Final = "gitneural.env"
 _LINE: Final = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*")
 _ESCAPES: Final = {"n": "\n", '"': '"', "\\": "\\", "$": "$"}
+#: Characters no line of the file holds (a tab aside): every C0 and C1 control, DEL and
+#: the Unicode line separators. Lines end at ``\n`` only, as systemd and Compose read
+#: them; a value the writer cannot keep on one line of this grammar is refused.
+_CONTROL: Final = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def settings_path(env: Mapping[str, str], cwd: Path | None = None) -> Path | None:
@@ -47,14 +51,25 @@ def read_settings(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(f"cannot read the settings file {path}: {reason}") from None
+    return _parse(text, str(path))
+
+
+def _lines(text: str) -> list[str]:
+    """The file's lines: ends at ``\n`` (``\r\n`` too), and nowhere else."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _parse(text: str, where: str) -> dict[str, str]:
     values: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(_lines(text), 1):
+        if _CONTROL.search(line):
+            raise ConfigError(f"{where}:{number} holds a control character: remove it")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _LINE.fullmatch(line)
         value = _unquote(match.group(2)) if match else None
         if match is None or value is None:
-            raise ConfigError(f"{path}:{number} is not a NAME=value line (values may be quoted)")
+            raise ConfigError(f"{where}:{number} is not a NAME=value line (values may be quoted)")
         values[match.group(1)] = value
     return values
 
@@ -97,9 +112,14 @@ def load_settings_file(
 
 
 def quoted(value: str) -> str:
-    """``value`` as a double-quoted one-line value (newlines as ``\\n``)."""
+    """``value`` as a double-quoted one-line value (newlines as ``\\n``); a value holding
+    any other control character is refused (a ``\\r`` once split a value into settings
+    of its own for every reader that breaks lines on it)."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
-    return '"' + escaped.replace("\n", "\\n") + '"'
+    line = '"' + escaped.replace("\n", "\\n") + '"'
+    if _CONTROL.search(line):
+        raise ConfigError("a control character in a value: nothing written")
+    return line
 
 
 def write_settings(path: Path, values: Mapping[str, str], header: str) -> None:
@@ -108,13 +128,23 @@ def write_settings(path: Path, values: Mapping[str, str], header: str) -> None:
     lines; replaces it atomically."""
     kept: list[str] = []
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in _lines(path.read_text(encoding="utf-8").rstrip("\n")):
             match = _LINE.fullmatch(line)
             if not (match and match.group(1) in values) and not line.startswith("# gitneural:"):
                 kept.append(line)
-    lines = [f"# gitneural: {row}" for row in header.splitlines()]
-    lines += [f"{name}={quoted(value)}" for name, value in values.items()]
+    lines = [f"# gitneural: {_CONTROL.sub('?', row)}" for row in header.splitlines()]
+    for name, value in values.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ConfigError(f"{name!r} is not a setting's name: nothing written")
+        try:
+            lines.append(f"{name}={quoted(value)}")
+        except ConfigError:
+            raise ConfigError(f"{name} holds a control character: nothing written") from None
     text = "\n".join([*lines, *([""] if kept else []), *kept]).rstrip("\n") + "\n"
+    # One grammar: what is written reads back as exactly these values, or nothing is.
+    read_back = _parse(text, str(path))
+    if any(read_back.get(name) != value for name, value in values.items()):
+        raise ConfigError(f"{path}: the values would not read back as written: nothing written")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

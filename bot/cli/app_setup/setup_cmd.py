@@ -13,15 +13,21 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import re
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
-from bot.errors import ConfigError
+from bot.errors import ConfigError, GitHubError
+
+if TYPE_CHECKING:
+    from bot.gh.manifest import RegisteredApp
 
 #: The settings ``setup`` writes: a file holding any of them holds an App's credentials.
 APP_SETTINGS = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET")
+_SLUG: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 
 
 def add_parser(commands: Any) -> None:
@@ -43,7 +49,17 @@ def add_parser(commands: Any) -> None:
     setup.add_argument(
         "--port", type=int, default=3000, help="port of the local page (default 3000; 0: any)"
     )
-    setup.add_argument("--webhook-url", default="", help="public webhook URL, to fill the form")
+    setup.add_argument(
+        "--webhook-url",
+        default="",
+        help="public webhook URL, ending in /webhook, to fill the form",
+    )
+    setup.add_argument(
+        "--public-url",
+        default="",
+        help="on a server behind its TLS proxy: the server's own address (https://HOST), "
+        "for GitHub's callback and the webhook URL, and the one host the page answers",
+    )
     setup.add_argument("--organization", default="", help="organization owning the App")
     setup.add_argument(
         "--github-url",
@@ -73,26 +89,75 @@ def refuse_overwrite(path: Path) -> None:
         )
 
 
+def public_url(raw: str) -> str:
+    """``--public-url``, checked: http(s), a host, nothing after it."""
+    value = raw.strip().rstrip("/")
+    parts = urllib.parse.urlsplit(value)
+    try:
+        _ = parts.port
+    except ValueError:
+        parts = urllib.parse.urlsplit("")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username
+        or parts.password
+        or parts.path
+        or parts.query
+        or parts.fragment
+    ):
+        raise ConfigError(
+            "--public-url must be the server's address, like https://gitneural.example.com "
+            "(no path)"
+        )
+    return value
+
+
+def checked_values(app: RegisteredApp, api_url: str) -> dict[str, str]:
+    """What setup writes, each value checked as ``serve`` will read it: a numeric id, a
+    PEM key, a parsed API URL, a bot login of the slug's letters (the file's writer then
+    refuses any control character). GitHub's answer is another party's text."""
+    from bot.gh.api.credentials import credential_problems
+
+    values = {
+        "GITHUB_APP_ID": str(app.app_id),
+        "GITHUB_PRIVATE_KEY": app.pem,
+        "GITHUB_WEBHOOK_SECRET": app.webhook_secret,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_CLIENT_ID": app.client_id,
+        "GITHUB_CLIENT_SECRET": app.client_secret,
+        "GITNEURAL_BOT_LOGIN": app.bot_login,
+    }
+    allow = {k: os.environ[k] for k in ("GITNEURAL_ALLOW_INSECURE_GITHUB",) if k in os.environ}
+    problems = credential_problems({**allow, **values})
+    if not _SLUG.fullmatch(app.slug):
+        problems.append("the App's slug is not a GitHub App's name")
+    if not app.webhook_secret.strip():
+        problems.append("no webhook secret")
+    if problems:
+        raise GitHubError(
+            "GitHub's answer to the registration does not hold a usable App "
+            f"({problems[0]}): nothing written"
+        )
+    return values
+
+
 def run_setup(args: argparse.Namespace) -> int:
-    from bot.cli.app_setup.setup_page import SetupServer, SetupState
-    from bot.gh.manifest import RegisteredApp, web_url
+    from bot.cli.app_setup.setup_page import SetupServer, SetupState, webhook_url
+    from bot.gh.manifest import web_url
 
     path = settings_target(args.settings_file).resolve()
     if not args.force:
         refuse_overwrite(path)
+    public = public_url(args.public_url) if args.public_url else ""
+    hook = args.webhook_url or (f"{public}/webhook" if public else "")
+    if hook:
+        hook = webhook_url(hook)
 
     def write(app: RegisteredApp, api_url: str) -> str:
         from bot.settings.env_file import write_settings
 
-        values = {
-            "GITHUB_APP_ID": str(app.app_id),
-            "GITHUB_PRIVATE_KEY": app.pem,
-            "GITHUB_WEBHOOK_SECRET": app.webhook_secret,
-            "GITHUB_API_URL": api_url,
-            "GITHUB_CLIENT_ID": app.client_id,
-            "GITHUB_CLIENT_SECRET": app.client_secret,
-            "GITNEURAL_BOT_LOGIN": app.bot_login,
-        }
+        values = checked_values(app, api_url)
         when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         header = (
             f"the App {app.name} ({app.html_url}), registered by `gitneural setup` on {when}.\n"
@@ -107,11 +172,20 @@ def run_setup(args: argparse.Namespace) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     page = f"http://{shown}:{port}"
     state = server.state
-    state.callback_url = f"{page}/callback"
+    # The page answers at one address only, the one it prints: a DNS-rebinding page
+    # reaches it under a name of its own, and is refused.
+    opened = public or page
+    state.hosts = frozenset({urllib.parse.urlsplit(opened).netloc})
+    state.origins = frozenset({opened})
+    state.page_url = f"{opened}/"
+    state.secure_cookie = opened.startswith("https://")
+    state.callback_url = f"{opened}/callback"
     state.github = web_url(args.github_url)
-    state.organization, state.webhook_url = args.organization, args.webhook_url
+    state.organization, state.webhook_url = args.organization, hook
+    behind = f" (served at {page}/ behind it)" if public else ""
     print(
-        f"gitneural setup: open {page}/ in a browser to register the GitHub App (Ctrl-C to stop)",
+        f"gitneural setup: open {opened}/ in a browser to register the GitHub App "
+        f"(Ctrl-C to stop){behind}",
         flush=True,
     )
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})

@@ -4,8 +4,12 @@ the callback that trades GitHub's code for the App's credentials.
 
 A small standard-library server on the loopback address: it serves one person's browser
 for the minutes the registration takes, and stops when the credentials are written.
-Every value shown is escaped; the ``state`` sent to GitHub must come back unchanged and is
-used once, so another page cannot complete a registration it did not start.
+Every value shown is escaped. Only the browser setup serves may finish: every request's
+``Host`` must be the address setup bound (or ``--public-url``'s), so a DNS-rebinding page
+is refused; the first page load gets a session cookie (``HttpOnly``, ``SameSite=Strict``)
+and a later one without it is refused, so another local user cannot start a registration
+of their own; ``/start`` needs that cookie and a same-origin ``Origin``; ``/callback``
+needs the cookie and a ``state`` this page sent, used once.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Final
 
-from bot.errors import GitNeuralError
+from bot.errors import ConfigError, GitNeuralError
 from bot.gh.manifest import (
     GITHUB_URL,
     RegisteredApp,
@@ -39,9 +43,39 @@ _STYLE = (
 )
 
 
+COOKIE: Final = "gitneural_setup"
+
+
+def webhook_url(raw: str) -> str:
+    """The public webhook URL, checked: http(s), a host, no credentials, query or
+    fragment, and the path ``gitneural serve`` answers on (``…/webhook``)."""
+    value = raw.strip()
+    parts = urllib.parse.urlsplit(value)
+    try:
+        _ = parts.port
+    except ValueError:
+        parts = urllib.parse.urlsplit("")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username
+        or parts.password
+        or parts.query
+        or parts.fragment
+    ):
+        raise ConfigError("the webhook URL must be an http(s) address GitHub can reach")
+    if not parts.path.endswith("/webhook"):
+        raise ConfigError(
+            "the webhook URL must end in /webhook, where `gitneural serve` answers "
+            "(https://HOST/webhook)"
+        )
+    return value
+
+
 @dataclass
 class SetupState:
-    """What the page knows: its defaults, the registrations started, the result."""
+    """What the page knows: its defaults, who may use it, the registrations started, the
+    result."""
 
     callback_url: str
     on_registered: Callable[[RegisteredApp, str], str]
@@ -49,6 +83,17 @@ class SetupState:
     organization: str = ""
     webhook_url: str = ""
     name: str = ""
+    #: ``Host`` values the page answers (its bound address, the public URL's host);
+    #: empty: any (only for the page's parts tested without a server of their own).
+    hosts: frozenset[str] = frozenset()
+    #: Origins a form may be posted from: the page's own.
+    origins: frozenset[str] = frozenset()
+    #: The page's address to tell a refused browser to open.
+    page_url: str = ""
+    secure_cookie: bool = False
+    #: The one browser's session; handed out on the first page load only.
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    session_given: bool = False
     #: state -> (GitHub's address, its API), for registrations started and not finished.
     started: dict[str, tuple[str, str]] = field(default_factory=dict)
     done: threading.Event = field(default_factory=threading.Event)
@@ -102,10 +147,7 @@ def register_page(state: SetupState, fields: dict[str, str]) -> tuple[int, bytes
     try:
         github = web_url(fields.get("server", "") if fields.get("where") == "ghes" else "")
         org = fields.get("organization", "").strip() if fields.get("owner") == "org" else ""
-        hook = fields.get("webhook", "").strip()
-        parts = urllib.parse.urlsplit(hook)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("the webhook URL must be an http(s) address GitHub can reach")
+        hook = webhook_url(fields.get("webhook", ""))
         token = secrets.token_urlsafe(24)
         target = registration_url(github, org or None, token)
     except (GitNeuralError, ValueError) as exc:
@@ -151,28 +193,102 @@ def callback_page(state: SetupState, query: dict[str, str]) -> tuple[int, bytes]
     )
 
 
+def refused_page(why: str, state: SetupState) -> bytes:
+    where = (
+        f" Open <code>{_e(state.page_url)}</code>, the address setup printed."
+        if (state.page_url)
+        else ""
+    )
+    return _page("Not this page", f'<p class="error" id="error">{_e(why)}{where}</p>')
+
+
+def finish_page(path: str) -> bytes:
+    """GitHub's redirect is a cross-site navigation, which a ``SameSite=Strict`` cookie
+    does not follow: a click here, on this page's own origin, brings it."""
+    return _page(
+        "Finish the registration",
+        "<p>GitHub has created the App. Finish here to write its credentials:</p>"
+        f'<p><a class="button" id="finish" href="{_e(path)}">Finish</a></p>',
+    )
+
+
 class SetupHandler(BaseHTTPRequestHandler):
     server: SetupServer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the query carries GitHub's code: keep it off the terminal
 
-    def _send(self, status: int, body: bytes) -> None:
+    def _send(self, status: int, body: bytes, cookie: str = "") -> None:
         self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
-        self.send_header("Referrer-Policy", "no-referrer")
+        # Same-origin posts carry their Origin (under no-referrer browsers send "null"),
+        # cross-origin navigations only the origin, never the callback's code.
+        self.send_header("Referrer-Policy", "strict-origin-when-cross-origin")
+        self.send_header("X-Frame-Options", "DENY")
+        if cookie:
+            self.send_header("Set-Cookie", cookie)
         self.end_headers()
         self.wfile.write(body)
 
+    def _host_ok(self) -> bool:
+        state = self.server.state
+        if not state.hosts or self.headers.get("Host", "") in state.hosts:
+            return True
+        self._send(403, refused_page("This page answers only at its own address.", state))
+        return False
+
+    def _cookie(self) -> str | None:
+        for part in self.headers.get("Cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE:
+                return value
+        return None
+
+    def _session_ok(self) -> bool:
+        state = self.server.state
+        given = self._cookie()
+        if given is not None and secrets.compare_digest(given, state.session):
+            return True
+        self._send(
+            403,
+            refused_page(
+                "This browser did not open the setup page first (its cookie is missing "
+                "or wrong): nothing was written.",
+                state,
+            ),
+        )
+        return False
+
+    def _new_session(self) -> str:
+        state = self.server.state
+        with state.lock:
+            if state.session_given:
+                return ""
+            state.session_given = True
+        secure = "; Secure" if state.secure_cookie else ""
+        return f"{COOKIE}={state.session}; Path=/; HttpOnly; SameSite=Strict{secure}"
+
     def do_GET(self) -> None:
+        if not self._host_ok():
+            return
         parts = urllib.parse.urlsplit(self.path)
         state = self.server.state
         if parts.path == "/":
-            self._send(200, form_page(state))
+            if self._cookie() is None and (cookie := self._new_session()):
+                self._send(200, form_page(state), cookie)
+            elif self._session_ok():
+                self._send(200, form_page(state))
         elif parts.path == "/callback":
             query = dict(urllib.parse.parse_qsl(parts.query))
+            with state.lock:
+                known = query.get("state", "") in state.started
+            if self._cookie() is None and known:
+                self._send(200, finish_page(self.path))
+                return
+            if not self._session_ok():
+                return
             status, body = callback_page(state, query)
             self._send(status, body)
             if status == 200:
@@ -181,12 +297,20 @@ class SetupHandler(BaseHTTPRequestHandler):
             self._send(404, _page("Not found", '<p><a href="/">Start</a></p>'))
 
     def do_POST(self) -> None:
+        if not self._host_ok():
+            return
         if urllib.parse.urlsplit(self.path).path != "/start":
             self._send(404, _page("Not found", '<p><a href="/">Start</a></p>'))
             return
+        state = self.server.state
+        if state.origins and self.headers.get("Origin", "") not in state.origins:
+            self._send(403, refused_page("The form was not posted from this page.", state))
+            return
+        if not self._session_ok():
+            return
         length = min(int(self.headers.get("Content-Length") or 0), 64 * 1024)
         fields = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode("utf-8", "replace")))
-        self._send(*register_page(self.server.state, fields))
+        self._send(*register_page(state, fields))
 
 
 class SetupServer(ThreadingHTTPServer):

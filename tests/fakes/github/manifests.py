@@ -152,6 +152,7 @@ def blueprint(prefix: str) -> Blueprint:
                 "client_secret": secrets.token_hex(20),
                 "webhook_secret": s.webhook_secret,
                 "pem": pem,
+                **s.conversion_overrides,
             }
         return json_response(app, status=201)
 

@@ -203,6 +203,9 @@ class Store(Shapes):
         #: the manifests registered, in order; the App's webhook secret and hook URL.
         self.manifest_codes: dict[str, Json] = {}
         self.registered_manifests: list[Json] = []
+        #: Fields the next manifest conversions answer with instead of their own: a
+        #: hostile GitHub's answer (a secret holding a line break).
+        self.conversion_overrides: Json = {}
         self.webhook_secret: str | None = None
         self.hook_url: str | None = None
 
