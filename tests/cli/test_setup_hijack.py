@@ -22,7 +22,8 @@ import pytest
 
 from bot.settings.env_file import read_settings
 from tests.fakes.github import FakeGitHub
-from tests.support.services import GITNEURAL, ROOT
+from tests.support.paths import ROOT
+from tests.support.services import GITNEURAL
 
 HOOK = "https://hooks.example/webhook"
 
@@ -115,21 +116,24 @@ def post_start(setup: Setup, gh: FakeGitHub, headers: dict[str, str], hook: str 
     return ask(setup.address, "POST", "/start", headers, urllib.parse.urlencode(form))
 
 
+def _field(page: str, pattern: str) -> str:
+    found = re.search(pattern, page)
+    assert found, page
+    return html.unescape(found[1])
+
+
+def manifest_of(register: Answer) -> str:
+    return _field(register.text, r'name="manifest" value="([^"]*)"')
+
+
 def through_github(gh: FakeGitHub, register: Answer) -> str:
     """GitHub's part: the manifest posted, "Create" pressed; the callback's path."""
-    action = html.unescape(re.search(r'<form method="post" action="([^"]+)"', register.text)[1])  # type: ignore[index]
-    manifest = html.unescape(re.search(r'name="manifest" value="([^"]*)"', register.text)[1])  # type: ignore[index]
-    target = urllib.parse.urlsplit(action)
-    page = ask(
-        target.netloc,
-        "POST",
-        f"{target.path}?{target.query}",
-        {},
-        urllib.parse.urlencode({"manifest": manifest}),
-    )
-    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page.text))
-    created = ask(target.netloc, "POST", "/settings/apps/new/create", {},
-                  urllib.parse.urlencode({k: html.unescape(v) for k, v in hidden.items()}))  # fmt: skip  # one request
+    action = urllib.parse.urlsplit(_field(register.text, r'<form method="post" action="([^"]+)"'))
+    form = urllib.parse.urlencode({"manifest": manifest_of(register)})
+    page = ask(action.netloc, "POST", f"{action.path}?{action.query}", {}, form)
+    hidden = re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page.text)
+    create = urllib.parse.urlencode({k: html.unescape(v) for k, v in hidden})
+    created = ask(action.netloc, "POST", "/settings/apps/new/create", {}, create)
     assert created.status == 302, created.text
     location = urllib.parse.urlsplit(created.headers["Location"])
     return f"{location.path}?{location.query}"
@@ -237,7 +241,7 @@ def test_public_url_puts_the_callback_and_webhook_on_the_servers_name(
         }
         register = ask(setup.address, "POST", "/start", headers, urllib.parse.urlencode(form))
         assert register.status == 200, register.text
-        manifest = html.unescape(re.search(r'name="manifest" value="([^"]*)"', register.text)[1])  # type: ignore[index]
+        manifest = manifest_of(register)
         assert '"redirect_url": "https://gitneural.example.com/callback"' in manifest
         assert '"url": "https://gitneural.example.com/webhook"' in manifest
     finally:
@@ -256,9 +260,13 @@ def test_a_webhook_url_not_ending_in_webhook_is_refused(
     other.mkdir()
     done = subprocess.run(
         [*GITNEURAL, "setup", "--port", "0", "--webhook-url", "https://hooks.example/hooks"],
-        cwd=other, text=True, capture_output=True, timeout=60, check=False,
+        cwd=other,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip  # one call
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
         "gitneural: error: the webhook URL must end in /webhook, where `gitneural serve` "
