@@ -6,6 +6,9 @@ one file serves ``gitneural serve``, a service unit and a container: ``#`` comme
 blank lines, an optional ``export``, values bare, in single quotes (literal) or in double
 quotes (``\\n``, ``\\"`` and ``\\\\`` escapes). The private key is written on one line with
 ``\\n`` escapes, which every one of those readers keeps or turns back into newlines.
+One grammar for reading and writing: lines end at ``\\n`` only (``\\r\\n`` too), no line
+holds a control character, and the writer refuses a value it cannot write on one line
+that reads back exactly (a ``\\r`` once split a value into settings of its own).
 
 Which file: ``GITNEURAL_SETTINGS_FILE`` if set (it must exist), else ``gitneural.env`` in
 the current directory if there is one.
@@ -47,7 +50,7 @@ def settings_path(env: Mapping[str, str], cwd: Path | None = None) -> Path | Non
 def read_settings(path: Path) -> dict[str, str]:
     """The file's ``NAME=value`` pairs; a line that is neither is an error naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # no universal newlines: \n ends a line
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(f"cannot read the settings file {path}: {reason}") from None
@@ -128,7 +131,7 @@ def write_settings(path: Path, values: Mapping[str, str], header: str) -> None:
     lines; replaces it atomically."""
     kept: list[str] = []
     if path.exists():
-        for line in _lines(path.read_text(encoding="utf-8").rstrip("\n")):
+        for line in _lines(path.read_bytes().decode("utf-8").rstrip("\n")):
             match = _LINE.fullmatch(line)
             if not (match and match.group(1) in values) and not line.startswith("# gitneural:"):
                 kept.append(line)

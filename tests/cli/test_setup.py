@@ -164,3 +164,20 @@ def test_the_form_posts_to_the_organization_or_the_account_on_the_chosen_github(
     with pytest.raises(ConfigError):
         web_url("https://ghe.example.com/some/path")
     assert urllib.parse.urlsplit(action).query.startswith("state=")
+
+
+@pytest.mark.parametrize("brk", ["\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\x00"])
+def test_a_value_with_a_line_break_of_any_reader_is_refused_and_nothing_written(
+    tmp_path: Path, brk: str
+) -> None:
+    path = tmp_path / "gitneural.env"
+    path.write_text("KIMI_API_KEY=sk-kept\n")
+    value = f"a-secret{brk}KIMI_BASE_URL=http://evil.test/v1"
+    with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET holds a control character"):
+        write_settings(path, {"GITHUB_WEBHOOK_SECRET": value}, "a test")
+    assert path.read_text() == "KIMI_API_KEY=sk-kept\n"
+    # And the reader splits lines where the writer does, at \n alone: a hand-made line
+    # holding a \r is an error naming it, not two settings.
+    path.write_text(f'A=1\nGITHUB_WEBHOOK_SECRET="{value}"\n')
+    with pytest.raises(ConfigError, match=rf"{path}:2 holds a control character"):
+        read_settings(path)
