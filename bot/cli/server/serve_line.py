@@ -30,6 +30,10 @@ def shown_url(url: str) -> str:
     user = ""
     if "@" in rest:
         userinfo, rest = rest.rsplit("@", 1)
+        if any(mark in userinfo for mark in "/?#"):
+            # The '@' may sit in the password or in the query (?password=a@b): which part
+            # is the host cannot be told, so nothing of it is shown.
+            return f"{scheme}://(hidden: percent-encode the password's '@', '/', '?', '#')"
         name, colon, _ = userinfo.partition(":")
         # A name before a password is shown; user information that is one word may be a
         # token (redis://TOKEN@host), and is not.
