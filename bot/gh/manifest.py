@@ -50,19 +50,28 @@ def app_manifest(webhook_url: str, redirect_url: str, name: str | None = None) -
     return manifest
 
 
+def site_address(value: str, *, path: bool = False) -> urllib.parse.SplitResult | None:
+    """``value``'s parts when it is a plain http(s) address: a host, a port that parses, no
+    user, password, query or fragment, and no path unless ``path``; else None. Setup's
+    GitHub address, public URL and webhook URL are all checked by it."""
+    parts = urllib.parse.urlsplit(value)
+    try:
+        _ = parts.port
+    except ValueError:
+        return None
+    plain = (
+        parts.scheme in ("http", "https")
+        and parts.hostname
+        and not (parts.username or parts.password or parts.query or parts.fragment)
+        and (path or not parts.path)
+    )
+    return parts if plain else None
+
+
 def web_url(raw: str) -> str:
     """github.com or a GitHub Enterprise Server's address, checked: ``https://HOST``."""
     value = raw.strip().rstrip("/") or GITHUB_URL
-    parts = urllib.parse.urlsplit(value)
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.username
-        or parts.password
-        or parts.path
-        or parts.query
-        or parts.fragment
-    ):
+    if site_address(value) is None:
         raise ConfigError(
             f"{raw!r} is not a GitHub address: use https://github.com or https://HOST for "
             "GitHub Enterprise Server (no path)"

@@ -91,21 +91,10 @@ def refuse_overwrite(path: Path) -> None:
 
 def public_url(raw: str) -> str:
     """``--public-url``, checked: http(s), a host, nothing after it."""
+    from bot.gh.manifest import site_address
+
     value = raw.strip().rstrip("/")
-    parts = urllib.parse.urlsplit(value)
-    try:
-        _ = parts.port
-    except ValueError:
-        parts = urllib.parse.urlsplit("")
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.username
-        or parts.password
-        or parts.path
-        or parts.query
-        or parts.fragment
-    ):
+    if site_address(value) is None:
         raise ConfigError(
             "--public-url must be the server's address, like https://gitneural.example.com "
             "(no path)"

@@ -32,6 +32,7 @@ from bot.gh.manifest import (
     app_manifest,
     convert_code,
     registration_url,
+    site_address,
     web_url,
 )
 
@@ -50,19 +51,8 @@ def webhook_url(raw: str) -> str:
     """The public webhook URL, checked: http(s), a host, no credentials, query or
     fragment, and the path ``gitneural serve`` answers on (``…/webhook``)."""
     value = raw.strip()
-    parts = urllib.parse.urlsplit(value)
-    try:
-        _ = parts.port
-    except ValueError:
-        parts = urllib.parse.urlsplit("")
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.username
-        or parts.password
-        or parts.query
-        or parts.fragment
-    ):
+    parts = site_address(value, path=True)
+    if parts is None:
         raise ConfigError("the webhook URL must be an http(s) address GitHub can reach")
     if not parts.path.endswith("/webhook"):
         raise ConfigError(
