@@ -5,7 +5,6 @@ the chosen format, on standard output or in ``-o FILE``, and the exit code. Shar
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -13,20 +12,12 @@ from typing import TYPE_CHECKING
 
 from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
-from bot.effort import EFFORTS, Effort
+from bot.effort import Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ModelTimeoutError, UsageError
-from bot.settings.repository import CONFIG_FILE, Config, trusted_config
+from bot.settings.repository import CONFIG_FILE, Config, chosen_effort, trusted_config
 
 if TYPE_CHECKING:
     from bot.code.index import SymbolIndex
-
-
-def resolve_effort(flag: str | None, config: Config) -> Effort:
-    env = os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
-    value = flag or env or config.review.effort
-    if value not in EFFORTS:
-        raise UsageError(f"GITNEURAL_REASONING_EFFORT must be one of low, high, max, not {env!r}")
-    return value
 
 
 def exit_code(worst: Severity | None, fail_on: str) -> int:
@@ -118,7 +109,7 @@ def review_and_report(
     """Review ``change`` (or, with ``--dry-run``, show what would be sent), write the report,
     and say whether a finding reached ``--fail-on`` (or the settings' ``fail_on``)."""
     config = trusted_config(change.trusted, args.config)
-    effort = resolve_effort(args.effort, config)
+    effort = chosen_effort(args.effort, config.review.effort)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
         from bot.llm.settings import LLMSettings

@@ -4,7 +4,6 @@ nothing; reviews kept in :class:`~bot.replay.cache.ReviewCache`, findings judged
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,23 +13,14 @@ import pygit2
 
 from bot.domain.change import Change
 from bot.domain.results import Finding
-from bot.effort import EFFORTS, Effort
-from bot.errors import UsageError
+from bot.effort import Effort
 from bot.git.repo import range_change
 from bot.replay.cache import KeptReview, ReviewCache, review_key
 from bot.replay.items import GoldenItem, Judged, PastChange
 from bot.replay.judges import judge_location
 from bot.review import PlanOptions, plan_review
-from bot.settings.repository import Config, trusted_config
+from bot.settings.repository import Config, chosen_effort, trusted_config
 from bot.usage import Usage
-
-
-def resolve_effort(flag: str | None, config: Config) -> Effort:
-    value = flag or os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
-    value = value or config.review.effort
-    if value not in EFFORTS:
-        raise UsageError(f"the effort must be one of {', '.join(EFFORTS)}, not {value!r}")
-    return value
 
 
 @dataclass
@@ -79,7 +69,7 @@ def plan_changes(
         change = range_change(repo, past.base, past.head)
         change.title = past.title or change.title
         config = trusted_config(change.trusted, config_file)
-        effort = resolve_effort(effort_flag, config)
+        effort = chosen_effort(effort_flag, config.review.effort)
         key = review_key(past.base, past.head, config, model, effort)
         kept = None if fresh else cache.get(key)
         estimate = 0

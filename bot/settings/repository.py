@@ -8,6 +8,7 @@ errors with a message that names the key, so a typo never silently means "defaul
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from bot.domain.change import Snapshot
-from bot.effort import Effort
-from bot.errors import ConfigError
+from bot.effort import EFFORTS, Effort
+from bot.errors import ConfigError, UsageError
 
 CONFIG_FILE = ".gitneural.toml"
 
@@ -432,3 +433,13 @@ def config_at(snapshot: Snapshot, path: str) -> Config:
             "trusted branch, so commit it there first"
         )
     return load_config_bytes(data, f"{path} at {snapshot.label}")
+
+
+def chosen_effort(flag: str | None, configured: Effort) -> Effort:
+    """The effort a command runs at: its ``--effort`` (checked by the parser), else
+    ``GITNEURAL_REASONING_EFFORT``, else the repository's ``[review] effort``."""
+    env = os.environ.get("GITNEURAL_REASONING_EFFORT", "").strip().lower()
+    value = flag or env or configured
+    if value not in EFFORTS:
+        raise UsageError(f"GITNEURAL_REASONING_EFFORT must be one of low, high, max, not {env!r}")
+    return value
