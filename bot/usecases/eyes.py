@@ -8,20 +8,25 @@ gets: nothing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.errors import GitHubError
-from bot.gh.api.errors import github_errors
 from bot.gh.permissions import may_command
-from bot.gh.pulls import lazy_repo
 from bot.jobs import ConversationJob, ReviewJob
 from bot.usecases.context import JobContext
-from bot.usecases.errors import TransientJobError
+from bot.usecases.errors import TransientJobError, unfenced
+from bot.usecases.poster import Poster
 
 log = logging.getLogger("gitneural.worker")
 
 
-def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: JobContext) -> None:
-    """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable)."""
+def add_eyes_reaction(
+    job: ReviewJob | ConversationJob, ctx: JobContext, fence: Callable[[], None] = unfenced
+) -> None:
+    """React ``eyes`` to the ``/review`` comment (GitHub keeps one per user: repeatable).
+
+    ``fence``: the job's, when a run that holds it reacts; the fast queue's task reacts
+    before any claim (a reaction repeated changes nothing), unfenced."""
     if job.comment_id is None:
         return
     gh = ctx.github(job.installation_id)
@@ -38,9 +43,7 @@ def add_eyes_reaction(job: ReviewJob | ConversationJob, ctx: JobContext) -> None
                 job.requested_by,
             )
             return
-        with github_errors("adding the eyes reaction", forget):
-            issue = lazy_repo(gh, job.repo).get_issue(job.pr_number)
-            issue.get_comment(job.comment_id).create_reaction("eyes")
+        Poster(gh, fence, forget).react(job.repo, job.pr_number, job.comment_id, "eyes")
     except GitHubError as exc:
         if exc.transient:
             raise TransientJobError(str(exc), exc.retry_after) from exc

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from celery.exceptions import Reject, SoftTimeLimitExceeded
@@ -90,11 +91,18 @@ def register_conversation_task(app: Celery, runtime: Runtime) -> None:
 
 
 def _retry(
-    task: Task[Any, Any], runtime: Runtime, job: ConversationJob, faults: int, exc: GitNeuralError
+    task: Task[Any, Any],
+    runtime: Runtime,
+    job: ConversationJob,
+    faults: int,
+    exc: GitNeuralError,
+    fence: Callable[[], None],
 ) -> Result:
+    """``fence``: the comment's lock, which the notice after the last retry is posted
+    under (a run that never took it posts nothing)."""
     s = runtime.settings
     if faults >= s.max_retries:
-        posted = give_up(job, runtime.context(), str(exc))
+        posted = give_up(job, runtime.context(), str(exc), fence=fence)
         return _report(job, "failed", posted, f"gave up after {faults + 1} attempts: {exc}")
     delay = backoff_delay(faults, s.retry_backoff, s.retry_backoff_max, exc.retry_after)
     log.warning(
@@ -127,7 +135,8 @@ def _run(task: Task[Any, Any], runtime: Runtime, raw: dict[str, Any], faults: in
             log.info("conversation job %s waits for its lock retry_in=%.1fs", describe(job), delay)
             raise task.retry(kwargs={"job": raw, "faults": faults}, countdown=delay)
     except PRStateError as exc:
-        return _retry(task, runtime, job, faults, exc)
+        # The lock was not taken: after the last retry, no notice (another run may hold it).
+        return _retry(task, runtime, job, faults, exc, fencing.refused("the comment's lock"))
     try:
         return _run_locked(task, runtime, job, faults, lock)
     finally:
@@ -144,10 +153,10 @@ def _run_locked(
         s.hard_time_limit if in_pool_thread else None,
         lock.abandon,
     )
+    # The comment's lock, asked of the store before each post (workers.state.fencing).
+    fence = fencing.fence({"the comment's lock": lock})
     try:
         with guard:
-            # The comment's lock, asked of the store before each post (workers.state.fencing).
-            fence = fencing.fence({"the comment's lock": lock})
             outcome = run_conversation(job, runtime.context(), fence)
     except (GitNeuralError, SoftTimeLimitExceeded, ShutdownInterrupt) as exc:
         if guard.fired is ShutdownInterrupt or isinstance(exc, ShutdownInterrupt):
@@ -157,7 +166,7 @@ def _run_locked(
             limit = f"{s.soft_time_limit:.0f} s"
             return _report(job, "failed", None, f"stopped at the soft time limit of {limit}")
         if isinstance(exc, GitNeuralError) and exc.transient:
-            return _retry(task, runtime, job, faults, exc)
+            return _retry(task, runtime, job, faults, exc, fence)
         if isinstance(exc, GitNeuralError):
             return _report(job, "failed", None, str(exc))
         raise

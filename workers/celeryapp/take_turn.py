@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -235,7 +236,7 @@ def _run_locked(
     try:
         with guard:
             if job.comment_id is not None:
-                _ensure_eyes(job, ctx)
+                _ensure_eyes(job, ctx, fence)
             outcome = jobrun.run_review_job(
                 job,
                 ctx,
@@ -275,11 +276,11 @@ def _release(rt: Runtime, claim: Claim) -> None:
         log.warning("job %s not put back: %s (its lease runs out instead)", claim.entry.id, exc)
 
 
-def _ensure_eyes(job: ReviewJob, ctx: JobContext) -> None:
+def _ensure_eyes(job: ReviewJob, ctx: JobContext, fence: Callable[[], None]) -> None:
     """The fast queue's task reacts at once; this makes sure the reaction also comes
     before the review when that task is late (a cold worker) or was lost. GitHub keeps
     one reaction per user, so the second request changes nothing."""
     try:
-        jobrun.add_eyes_reaction(job, ctx)
+        jobrun.add_eyes_reaction(job, ctx, fence)
     except GitNeuralError as exc:
         log.warning("eyes reaction %s failed: %s", describe(job), exc)

@@ -47,3 +47,13 @@ def fence(
                 raise FencedError(detail) from None
 
     return check
+
+
+def refused(what: str) -> Callable[[], None]:
+    """The fence of a run that never took ``what`` (the store could not be asked): it
+    may post nothing."""
+
+    def check() -> None:
+        raise FencedError(f"{what} was never this run's: nothing is posted")
+
+    return check

@@ -79,12 +79,17 @@ def run_conversation_job(
         return ConversationOutcome("failed", _notify(run, text), reason)
 
 
-def give_up(job: ConversationJob, ctx: JobContext, reason: str) -> int | None:
-    """After the last retry, say so where the answer would be (best effort)."""
-    run = ConversationRun(job, ctx)
+def give_up(
+    job: ConversationJob, ctx: JobContext, reason: str, *, fence: Callable[[], None]
+) -> int | None:
+    """After the last retry, say so where the answer would be (best effort), only while
+    ``fence`` passes: the notice of a run that does not hold the comment's lock (never
+    took it, or lost it) is left to the run that does."""
+    run = ConversationRun(job, ctx, fence)
     if job.trigger == "resolved":
         return None
     try:
+        run.poster.fence()  # before any read: a run that may not post has nothing to find
         if not may_command(run.gh, job.repo, job.requested_by, on_401=run.forget_token):
             return None
         if job.trigger == "reply":

@@ -15,13 +15,7 @@ from bot import metrics
 from bot.domain.change import Change
 from bot.domain.learnings import Learning
 from bot.errors import GitHubError
-from bot.gh.answers import (
-    IssueComment,
-    comments_since,
-    post_pr_comment,
-    post_thread_reply,
-    react,
-)
+from bot.gh.answers import IssueComment, comments_since
 from bot.gh.identity import BotIdentity
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.pulls import PullInfo, read_pull
@@ -40,6 +34,7 @@ from bot.settings.repository import Config, trusted_config
 from bot.store.learnings import active_learnings
 from bot.usecases.context import JobContext
 from bot.usecases.errors import unfenced
+from bot.usecases.poster import Poster
 from bot.usecases.pull_change import build_change
 from bot.usecases.review.steps import fetch_mirror
 from bot.usecases.spend import answer_refusal, usage_recorder
@@ -113,8 +108,10 @@ class ConversationRun:
     ) -> None:
         #: ``fence``: raises :class:`~bot.usecases.errors.FencedError` when this run may no
         #: longer post (its lock taken over, or its store unreachable); asked before each post.
-        self.job, self.ctx, self.fence = job, ctx, fence
+        self.job, self.ctx = job, ctx
         self.gh = ctx.github(job.installation_id)
+        #: Every post of the run, fenced.
+        self.poster = Poster(self.gh, fence, self.forget_token)
         # A command asked in a review thread is answered there too.
         self.kind: Kind = "reply" if job.in_reply_to is not None else "answer"
         #: The thread's first comment, once the thread is known to be the one to answer in
@@ -130,9 +127,7 @@ class ConversationRun:
         refusal that retrying cannot fix costs the reaction only."""
         job = self.job
         try:
-            react(
-                self.gh, job.repo, job.pr_number, job.comment_id, "eyes", on_401=self.forget_token
-            )
+            self.poster.react(job.repo, job.pr_number, job.comment_id, "eyes")
         except GitHubError as exc:
             if exc.transient:
                 raise
@@ -241,16 +236,9 @@ class ConversationRun:
 
     def post_reply(self, body: str) -> int:
         assert self.top_id is not None
-        self.fence()
         job = self.job
-        posted, _found = post_thread_reply(
-            self.gh,
-            job.repo,
-            job.pr_number,
-            self.top_id,
-            body,
-            already_posted=self.answered_in_thread,
-            on_401=self.forget_token,
+        posted, _found = self.poster.thread_reply(
+            job.repo, job.pr_number, self.top_id, body, already_posted=self.answered_in_thread
         )
         return posted
 
@@ -273,15 +261,9 @@ class ConversationRun:
         return None
 
     def post_answer(self, body: str) -> int:
-        self.fence()
         job = self.job
-        posted, _found = post_pr_comment(
-            self.gh,
-            job.repo,
-            job.pr_number,
-            body,
-            already_posted=self.answered_on_pr,
-            on_401=self.forget_token,
+        posted, _found = self.poster.pr_comment(
+            job.repo, job.pr_number, body, already_posted=self.answered_on_pr
         )
         return posted
 

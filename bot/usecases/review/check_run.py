@@ -4,7 +4,6 @@ dead worker left), completed once, and completed best effort when the job fails.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 import github
 
@@ -13,14 +12,16 @@ from bot.gh.checks import Check, CheckOutput, unfinished_checks
 from bot.gh.pulls import PostedReview, lazy_repo
 from bot.jobs import ReviewJob
 from bot.usecases.context import JobContext
-from bot.usecases.errors import FencedError, unfenced
+from bot.usecases.errors import FencedError
+from bot.usecases.poster import Poster
 
 log = logging.getLogger("gitneural.worker")
 
 
 class JobCheck:
-    """Every write is fenced (``fence``, :func:`bot.usecases.review.run.run_review_job`): a
-    run that may no longer report leaves the check run to the one that may."""
+    """Every write goes through the run's :class:`~bot.usecases.poster.Poster`, fenced
+    (:func:`bot.usecases.review.run.run_review_job`): a run that may no longer report
+    leaves the check run to the one that may."""
 
     def __init__(
         self,
@@ -29,10 +30,10 @@ class JobCheck:
         ctx: JobContext,
         name: str,
         redelivered: bool,
-        fence: Callable[[], None] = unfenced,
+        poster: Poster,
     ) -> None:
         self.gh, self.job, self.ctx, self.name = gh, job, ctx, name
-        self.redelivered, self.fence = redelivered, fence
+        self.redelivered, self.poster = redelivered, poster
         #: The run in progress, if one was started and not completed yet.
         self.run: Check | None = None
         #: The token may not create check runs (``ctx.checks_optional``): none is made.
@@ -42,7 +43,8 @@ class JobCheck:
         self.ctx.forget_token(self.job.installation_id)
 
     def start(self, head_sha: str) -> None:
-        self.fence()
+        # Asked before the model is too: a run that may not post spends nothing.
+        self.poster.fence()
         repo = lazy_repo(self.gh, self.job.repo)
         if self.redelivered and self.ctx.app_id is not None:
             # One more request, only on a redelivery: no orphan run left "in progress".
@@ -57,12 +59,11 @@ class JobCheck:
                 self.run = resumed
                 return
         try:
-            self.run = Check.start(
-                repo,
+            self.run = self.poster.start_check(
+                self.job.repo,
                 head_sha,
                 external_id=self.job.delivery_id,
                 summary=f"Reviewing `{head_sha[:12]}` with Kimi K3.",
-                on_401=self._forget_token,
             )
         except GitHubError as exc:
             # A person's token, or a workflow without `checks: write`: the review is
@@ -76,7 +77,6 @@ class JobCheck:
         """The trigger policy left this pull request alone: a run completed ``skipped``
         says why, and how to ask for the review anyway (``failure`` when ``blocks``: a
         gate does not pass a change it did not read)."""
-        self.fence()
         gate = (
             ' The check fails: it is a gate (github.check_conclusion = "failure"), and '
             "a change too large to review is not passed unread."
@@ -84,14 +84,13 @@ class JobCheck:
             else ""
         )
         try:
-            Check.skipped(
-                lazy_repo(self.gh, self.job.repo),
+            self.poster.skipped_check(
+                self.job.repo,
                 head_sha,
                 external_id=self.job.delivery_id,
                 title="Too large to pass unreviewed" if blocks else "Not reviewed automatically",
                 summary=f"Not reviewed automatically: {reason}.{gate} Comment `/review` to "
                 "review anyway.",
-                on_401=self._forget_token,
                 conclusion="failure" if blocks else "skipped",
             )
         except GitHubError as exc:
@@ -102,15 +101,14 @@ class JobCheck:
 
     def start_for_failure(self, head_sha: str) -> None:
         """A run to say why the job failed on, if none was started (best effort)."""
-        if self.run is not None or self.skipped or not self._may_write():
+        if self.run is not None or self.skipped:
             return
         try:
-            self.run = Check.start(
-                lazy_repo(self.gh, self.job.repo),
-                head_sha,
-                external_id=self.job.delivery_id,
-                summary="Starting…",
+            self.run = self.poster.start_check(
+                self.job.repo, head_sha, external_id=self.job.delivery_id, summary="Starting…"
             )
+        except FencedError as exc:
+            self._left(exc)
         except GitHubError as err:
             log.warning("%s: could not create a check run: %s", self.name, err)
 
@@ -122,11 +120,10 @@ class JobCheck:
         """
         if self.run is None and self.skipped:
             return
-        self.fence()
         check, self.run = self.run, None
         assert check is not None
         try:
-            check.complete(output)
+            self.poster.complete_check(check, output)
         except GitHubError as exc:
             if exc.transient:
                 raise
@@ -142,29 +139,26 @@ class JobCheck:
         app_id = self.ctx.app_id
         if app_id is None:
             return  # reviewing with a token: its check runs are not told apart from others'
-        self.fence()
         try:
             repo = lazy_repo(self.gh, self.job.repo)
             for check in unfinished_checks(repo, head_sha, app_id, paused_by=paused_by):
                 summary = f"[Review posted]({review.html_url})." if review.html_url else ""
-                check.complete(CheckOutput(conclusion, "Review posted", summary or "Posted."))
+                out = CheckOutput(conclusion, "Review posted", summary or "Posted.")
+                self.poster.complete_check(check, out)
         except GitHubError as exc:
             log.warning("%s: could not complete an earlier check run: %s", self.name, exc)
 
     def close(self, conclusion: str, title: str, summary: str) -> None:
         """Best effort: complete the check run, if one was started."""
-        if self.run is None or not self._may_write():
+        if self.run is None:
             return
         check, self.run = self.run, None
         try:
-            check.complete(CheckOutput(conclusion, title, summary))
+            self.poster.complete_check(check, CheckOutput(conclusion, title, summary))
+        except FencedError as exc:
+            self._left(exc)
         except GitHubError as exc:
             log.warning("%s: could not complete the check run: %s", self.name, exc)
 
-    def _may_write(self) -> bool:
-        try:
-            self.fence()
-        except FencedError as exc:
-            log.warning("%s: check run left to the run that holds the job: %s", self.name, exc)
-            return False
-        return True
+    def _left(self, exc: FencedError) -> None:
+        log.warning("%s: check run left to the run that holds the job: %s", self.name, exc)

@@ -35,15 +35,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-import github
 import pygit2
 
 from bot.domain.results import Finding
 from bot.errors import GitError, StoreError
-from bot.gh.addressing import Addressing, address_threads
+from bot.gh.addressing import Addressing
 from bot.gh.pulls import PullInfo
 from bot.gh.threads import ReviewThread, read_review_threads
 from bot.git.line_moves import follow_lines
@@ -66,7 +65,8 @@ from bot.store.findings import (
     record_finding,
 )
 from bot.usecases.context import JobContext
-from bot.usecases.errors import TransientJobError
+from bot.usecases.errors import FencedError, TransientJobError
+from bot.usecases.poster import Poster
 from bot.usecases.review.dismissals import (
     EarlierThread,
     earlier_threads,
@@ -86,8 +86,8 @@ _UNKNOWN = (0, 0)
 class Memory:
     store: Store
     pull: PullInfo
-    gh: github.Github
-    on_401: Callable[[], None] | None
+    #: The run's writes (the threads of fixed findings closed), fenced.
+    poster: Poster
     #: Fingerprints this review holds back: dismissed for the whole repository, or on
     #: this PR by its author.
     dismissed: set[str] = field(default_factory=set)
@@ -145,7 +145,12 @@ class Memory:
             claimed[earlier.thread.node_id] = (row, Addressing(earlier.thread.node_id, body))
         if not claimed:
             return
-        done = address_threads(self.gh, [item for _, item in claimed.values()], on_401=self.on_401)
+        try:
+            done = self.poster.address_threads([item for _, item in claimed.values()])
+        except FencedError:
+            # Nothing was sent: the run that holds the job may close them.
+            release_auto_resolved(self.store, (row.id for row, _ in claimed.values()))
+            raise
         for node_id in done.resolved:
             row = claimed[node_id][0]
             log.info("finding %s fixed in %s: thread resolved", row.fingerprint[:16], row.fixed_in)
@@ -216,18 +221,19 @@ def _transient_store() -> Iterator[None]:
 
 def recall(
     ctx: JobContext,
-    gh: github.Github,
+    poster: Poster,
     pull: PullInfo,
     *,
     read_threads: bool,
-    on_401: Callable[[], None] | None = None,
     threads: list[ReviewThread] | None = None,
 ) -> Memory:
     """The PR's earlier findings and threads, with the dismissals they show recorded;
     ``threads``: the PR's threads, when the job read them already (with the linked
-    issues, before the model ran)."""
+    issues, before the model ran). Reads go to ``poster``'s GitHub client, writes
+    through ``poster``."""
+    gh, on_401 = poster.gh, poster.on_401
     with _transient_store():
-        memory = Memory(ctx.ensure_store(), pull, gh, on_401)
+        memory = Memory(ctx.ensure_store(), pull, poster)
         if read_threads:
             if threads is None:
                 threads = read_review_threads(gh, pull.repo, pull.number, on_401=on_401)

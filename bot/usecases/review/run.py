@@ -52,13 +52,13 @@ from bot.extras import require
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.permissions import may_command
-from bot.gh.post import post_issue_comment, post_review
-from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, lazy_repo, read_pull
+from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, read_pull
 from bot.jobs import ReviewJob
 from bot.text import one_line
 from bot.usecases.context import JobContext
 from bot.usecases.errors import FencedError, TransientJobError, unfenced
 from bot.usecases.eyes import add_eyes_reaction
+from bot.usecases.poster import Poster
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.check_run import JobCheck
 from bot.usecases.review.publish import Publication, check_output, publish
@@ -173,7 +173,9 @@ class _JobRun:
         self.gh = ctx.github(job.installation_id)
         self.name = f"{job.repo}#{job.pr_number} ({job.trigger}, delivery {job.delivery_id})"
         self.pull: PullInfo | None = None
-        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered, fence)
+        #: Every write of the run, fenced.
+        self.poster = Poster(self.gh, fence, self._forget_token)
+        self.check = JobCheck(self.gh, job, ctx, self.name, redelivered, self.poster)
         self.earlier: list[PostedReview] = []
 
     def _forget_token(self) -> None:
@@ -260,12 +262,12 @@ class _JobRun:
             # The push may still have fixed earlier findings (a file back as it was).
             memory = recall(
                 self.ctx,
-                self.gh,
+                self.poster,
                 pull,
                 read_threads=True,
-                on_401=self._forget_token,
                 threads=threads,
             )
+            self.fence()  # settling replies in and resolves the threads of fixed findings
             since = (pc.since or "")[:12]
             conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
             summary = f"No file of this PR changed since `{since}`.{still}"
@@ -276,10 +278,9 @@ class _JobRun:
             return stop
         memory = recall(
             self.ctx,
-            self.gh,
+            self.poster,
             pull,
             read_threads=bool(self.earlier),
-            on_401=self._forget_token,
             threads=threads,
         )
         self.fence()  # settling the memory replies in and resolves threads of fixed findings
@@ -297,13 +298,11 @@ class _JobRun:
             still_open=memory.settle(result.findings, mirror),
         )
         memory.record(pub.inline + pub.listed + pub.repeated)
-        self.fence()
-        posted = post_review(
-            lazy_repo(self.gh, job.repo),
+        posted = self.poster.review(
+            job.repo,
             job.pr_number,
             pub.draft,
             already_posted=lambda: self._find_posted(pull.head_sha),
-            on_401=self._forget_token,
         )
         url = f"{pull.web_url}/pull/{job.pr_number}#pullrequestreview-{posted.review_id}"
         self.check.complete_posted(check_output(result, pc, pub, url, posted.moved_inline))
@@ -364,6 +363,6 @@ class _JobRun:
     def _quota_notice(self) -> None:
         try:
             if quota_notice_due(self.gh, self.job, self.ctx.login(), self.earlier):
-                post_issue_comment(self.gh, self.job.repo, self.job.pr_number, QUOTA_NOTICE)
-        except GitHubError as exc:
+                self.poster.notice(self.job.repo, self.job.pr_number, QUOTA_NOTICE)
+        except (GitHubError, FencedError) as exc:
             log.warning("%s: could not post the quota notice: %s", self.name, exc)
