@@ -57,9 +57,8 @@ def test_action_yml_installs_itself_and_passes_inputs_as_environment() -> None:
     assert install["env"]["GITNEURAL_VENV"] == review["env"]["GITNEURAL_VENV"]
     assert review["env"]["GITNEURAL_VENV"].startswith("${{ runner.temp }}/")
     assert 'python3 -m venv "$GITNEURAL_VENV"' in install["run"]
-    assert "pip install" in install["run"]
-    # The default install with the store extra (the review's memory) and the parsers.
-    assert '"${GITNEURAL_ACTION_PATH}[store,parsers]"' in install["run"]
+    # Pinned, hashed packages, then GitNeural itself: tests/action/test_action_lock.py.
+    assert '--no-deps --no-build-isolation "$GITNEURAL_ACTION_PATH"' in install["run"]
     assert review["run"].strip() == '"$GITNEURAL_VENV/bin/gitneural" action'
     passed = {k: v for k, v in review["env"].items() if k != "GITNEURAL_VENV"}
     assert passed == {env: f"${{{{ inputs.{name} }}}}" for name, env in INPUT_ENV.items()}
