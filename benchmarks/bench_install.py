@@ -99,6 +99,7 @@ def _closure_rows() -> list[Row]:
     light_reqs, extras = _project()
     light = _closure(light_reqs)
     full = light | _closure(_expanded("app", extras))
+    parsers = _closure(_expanded("parsers", extras)) - light
     light_mb, full_mb = _megabytes(light), _megabytes(full)
     ratio = light_mb / full_mb
     return [
@@ -112,6 +113,12 @@ def _closure_rows() -> list[Row]:
             "",
             f"<= {HALF}",
             ratio <= HALF,
+        ),
+        # What docs/getting-started.md quotes for the grammars (benchmarks/install_sizes.py).
+        row(
+            "[parsers] extra alone: size on disk (closure here)",
+            round(_megabytes(parsers), 1),
+            "MB",
         ),
     ]
 
@@ -198,9 +205,16 @@ def run(quick: bool = False) -> list[Row]:
             ratio <= HALF,
         ),
         row("python -m venv's own pip and setuptools (either install)", round(venv_mb, 1), "MB"),
+        # The same two installs in a plain `python -m venv` (pip and setuptools inside), as
+        # `pip install` in a virtual environment makes them; pipx's have neither.
+        row(
+            "plain venv (its pip and setuptools counted), default / full, megabytes",
+            round((light_mb + venv_mb) / (full_mb + venv_mb), 2),
+        ),
         row("pre-commit install-hooks, first time (hook environment)", round(hook_s, 1), "s"),
     ]
 
 
 if __name__ == "__main__":
+    # python -m benchmarks.install_sizes runs this module and writes its sizes into the docs.
     raise SystemExit(main(run))
