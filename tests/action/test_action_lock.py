@@ -11,7 +11,6 @@ import re
 import tomllib
 from importlib import metadata
 
-from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -42,7 +41,7 @@ def _pinned() -> dict[str, tuple[str, Requirement]]:
 def _applies(req: Requirement, extras: set[str]) -> bool:
     if req.marker is None:
         return True
-    return any(req.marker.evaluate({**default_environment(), "extra": e}) for e in extras or {""})
+    return any(req.marker.evaluate({"extra": e}) for e in extras or {""})
 
 
 def _what_the_action_asks_for() -> list[Requirement]:
