@@ -1,7 +1,8 @@
-"""The install sizes the docs quote, written from ``bench_install``'s rows:
+"""The install sizes the docs quote, written from ``bench_install``'s rows.
+
 ``python -m benchmarks.install_sizes`` runs that benchmark in full (fresh virtual
 environments, packages from the index), prints its table and rewrites every region of
-the pages below; ``--results latest.json`` takes the rows of a full
+the pages in ``PAGES``; ``--results latest.json`` takes the rows of a full
 ``python -m benchmarks.run`` instead.
 
 A region is ``<!-- bench_install:NAME -->text<!-- /bench_install -->`` inside a sentence
