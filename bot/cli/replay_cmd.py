@@ -17,6 +17,7 @@ from bot.errors import EXIT_OK, RefusedError, UsageError
 from bot.replay.items import PastChange
 
 FORMATS = ("text", "json")
+JUDGES = ("location", "model")
 DEFAULT_MAX_TOKENS = 2_000_000
 
 
@@ -43,8 +44,24 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--range", dest="revision_range", metavar="A..B", help="walk only A..B")
     p.add_argument(
         "--golden",
-        metavar="FILE",
-        help="golden items from a JSON file (default: lines later fixes changed)",
+        metavar="FILE|github",
+        help="golden items from a JSON file or folder (GitNeural's list, or the Code Review "
+        "Bench's golden_comments), or 'github': the pull requests' human inline review "
+        "comments (needs GITHUB_TOKEN or the App's credentials); default: lines later "
+        "fixes changed",
+    )
+    p.add_argument(
+        "--github-repo",
+        metavar="OWNER/REPO",
+        help="the repository on GitHub for --golden github (default: the origin remote's)",
+    )
+    p.add_argument(
+        "--judge",
+        choices=JUDGES,
+        default="location",
+        help="location: a finding within 3 lines of a golden item of the same file "
+        "(default); model: the configured model asked once per change which findings "
+        "describe which golden items (answers kept and reused)",
     )
     p.add_argument(
         "--fix-words",
@@ -104,9 +121,9 @@ def run(args: argparse.Namespace) -> int:
     from bot.llm.settings import LLMSettings
     from bot.replay.cache import ReviewCache
     from bot.replay.changes import select_changes
-    from bot.replay.golden_sources import FIX_WORDS, changes_in_file, golden_items
+    from bot.replay.golden_sources import FIX_WORDS, GITHUB, changes_in_file, golden_items
     from bot.replay.report import build_report
-    from bot.replay.run import judge_all, plan_changes, review_all, to_ask
+    from bot.replay.run import Judge, judge_all, location_judge, plan_changes, review_all, to_ask
     from bot.settings.environment import data_dir
 
     for path in (args.config, args.compare):
@@ -123,8 +140,16 @@ def run(args: argparse.Namespace) -> int:
     )
     # Later fixes are looked for up to the end of the history walked, not the last change.
     until = args.revision_range.partition("..")[2] or "HEAD" if args.revision_range else "HEAD"
-    golden = golden_items(repo, changes, args.golden or "history", words=words, until=until)
-    if args.golden and not any(golden.values()):
+    golden = golden_items(
+        repo,
+        changes,
+        args.golden or "history",
+        words=words,
+        until=until,
+        env=os.environ,
+        github_repo=args.github_repo,
+    )
+    if args.golden and args.golden != GITHUB and not any(golden.values()):
         # A golden file of changes the history walked does not hold (a benchmark's pull
         # requests): replay the changes the file names.
         changes = changes_in_file(repo, args.golden)
@@ -180,12 +205,45 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             raise
+    unplaced = sum(1 for items in golden.values() for g in items if g.lines is None)
+    if unplaced and args.judge == "location":
+        print(
+            f"gitneural: replay: {unplaced} golden items have no file and line: only "
+            "--judge model can match them",
+            file=sys.stderr,
+        )
+    judge: Judge = location_judge
+    if args.judge == "model" and not args.dry_run:
+        judge = _model_judge(cache, model, args)
     reports = [
-        (name, build_report(judge_all(plan, golden), settings=name, dry_run=args.dry_run))
+        (
+            name,
+            build_report(
+                judge_all(plan, golden, judge),
+                settings=name,
+                dry_run=args.dry_run,
+                judge=args.judge,
+            ),
+        )
         for (name, _), plan in zip(sides, plans, strict=True)
     ]
     _write(reports, args)
     return EXIT_OK
+
+
+def _model_judge(cache: Any, model: str, args: argparse.Namespace) -> Any:
+    """The model judge on the configured model (its key needed only when it asks)."""
+    from bot.llm.client import K3Client
+    from bot.llm.settings import LLMSettings
+    from bot.llm.types import ModelClient
+    from bot.replay.run import ModelJudge
+
+    def client() -> ModelClient:
+        settings = LLMSettings.from_env(model=model, effort=args.effort)
+        settings.require_key()
+        return K3Client(settings)
+
+    return ModelJudge(client, cache, model=model, fresh=args.fresh)
 
 
 def _write(reports: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> None:

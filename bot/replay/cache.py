@@ -7,11 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.domain.results import Finding, Placement, Severity
+from bot.replay.items import GoldenItem
+from bot.replay.judges import JUDGE_PROMPT_HASH
 from bot.review import PROMPT_VERSION
 from bot.settings.repository import Config
 from bot.usage import Usage
@@ -24,6 +27,18 @@ def settings_hash(config: Config) -> str:
 
 def review_key(base: str, head: str, config: Config, model: str, effort: str) -> str:
     raw = "\0".join([base, head, settings_hash(config), str(PROMPT_VERSION), model, effort])
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def judge_key(
+    review: str, findings: Sequence[Finding], golden: Sequence[GoldenItem], model: str
+) -> str:
+    """What a model judge's answer is kept by: the review judged (its key and findings:
+    a review asked again with ``--fresh`` is judged again), the golden items, the judge's
+    instructions and the model."""
+    items = [(g.path, g.lines, g.text, g.severity) for g in golden]
+    found = json.dumps([f.as_dict() for f in findings], sort_keys=True)
+    raw = "\0".join([review, found, repr(items), JUDGE_PROMPT_HASH, model])
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -62,7 +77,8 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
 
 
 class ReviewCache:
-    """``data_dir/replay/<key>.json``; a file that cannot be read is a miss."""
+    """``data_dir/replay/<key>.json`` (a review), ``judge-<key>.json`` (a model judge's
+    answer); a file that cannot be read is a miss."""
 
     def __init__(self, data_dir: Path) -> None:
         self.folder = data_dir / "replay"
@@ -74,9 +90,24 @@ class ReviewCache:
             return None
 
     def put(self, key: str, kept: KeptReview) -> None:
-        """Written whole then renamed: an interrupted run never leaves half a review."""
+        self._write(f"{key}.json", kept.as_dict())
+
+    def get_answer(self, key: str) -> str | None:
+        """The model judge's answer kept under ``key`` (:func:`judge_key`), if any."""
+        try:
+            data = json.loads((self.folder / f"judge-{key}.json").read_text())
+        except (OSError, ValueError):
+            return None
+        answer = data.get("answer") if isinstance(data, dict) else None
+        return answer if isinstance(answer, str) else None
+
+    def put_answer(self, key: str, answer: str) -> None:
+        self._write(f"judge-{key}.json", {"answer": answer})
+
+    def _write(self, name: str, data: dict[str, Any]) -> None:
+        """Written whole then renamed: an interrupted run never leaves half a file."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        final = self.folder / f"{key}.json"
+        final = self.folder / name
         partial = final.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(kept.as_dict()), encoding="utf-8")
+        partial.write_text(json.dumps(data), encoding="utf-8")
         partial.replace(final)

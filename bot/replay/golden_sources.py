@@ -1,11 +1,12 @@
 """Where a replay's golden items come from: later fixes in the history (the default,
 :mod:`bot.replay.history_golden`), or a golden file (``--golden FILE``: GitNeural's JSON
-list or the Code Review Bench's ``golden_comments``, :mod:`bot.replay.golden_file`)."""
+list or the Code Review Bench's ``golden_comments``, :mod:`bot.replay.golden_file`), or
+the pull requests' human review comments (``--golden github``)."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -16,6 +17,8 @@ from bot.replay.items import GoldenItem, PastChange
 
 #: The words a fixing commit's message says (case-insensitive, whole words).
 FIX_WORDS = tuple(DEFAULT_FIX_WORDS)
+#: ``--golden github``: the pull requests' human inline review comments.
+GITHUB = "github"
 
 
 def golden_items(
@@ -25,14 +28,21 @@ def golden_items(
     *,
     words: Sequence[str] = FIX_WORDS,
     until: str = "HEAD",
+    env: Mapping[str, str] | None = None,
+    github_repo: str | None = None,
 ) -> dict[str, list[GoldenItem]]:
     """``change key -> golden items`` for each change: from the fixes made after it up to
     ``until`` (``source`` is ``history``), or from a golden file or folder
     (:mod:`bot.replay.golden_file`; an entry naming a change by its head sha goes to the
-    replayed change of that head)."""
+    replayed change of that head), or from the pull requests' human review comments
+    (``github``: :mod:`bot.replay.github_access`, reading ``env``)."""
     root = Path(repo.workdir or repo.path)
     if source == "history":
         return mine_history(root, changes, words=words, until=until)
+    if source == GITHUB:
+        from bot.replay.github_access import github_golden
+
+        return github_golden(repo, changes, env or {}, github_repo=github_repo)
     found = read_golden_file(Path(source), root)
     by_head = {key.partition("..")[2]: items for key, items in found.items()}
     return {c.key: _moved(found.get(c.key) or by_head.get(c.head, []), c.key) for c in changes}

@@ -9,6 +9,7 @@ can keep it and a later run reuse it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -35,6 +36,9 @@ golden items: the same problem, not merely the same place. A finding may describ
 several golden items and a golden item may be described by several findings.
 Answer with JSON only, no prose:
 {{"matches": [{{"finding": <finding index>, "golden": <golden index>, "reason": "<why>"}}]}}"""
+
+#: Kept answers are keyed by it: new instructions ask the model again.
+JUDGE_PROMPT_HASH = hashlib.sha256(_SYSTEM.encode()).hexdigest()[:16]
 
 
 def _near(finding: Finding, item: GoldenItem) -> bool:

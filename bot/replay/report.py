@@ -36,6 +36,7 @@ def change_dict(o: Outcome) -> dict[str, Any]:
                 "severity": str(f.severity),
                 "title": f.title,
                 "matches": matches,
+                "reasons": [m.reason for m in o.judged.matches if m.finding == n and m.reason],
             }
         )
     return {
@@ -51,6 +52,8 @@ def change_dict(o: Outcome) -> dict[str, Any]:
         "completion_tokens": o.usage.completion_tokens,
         "seconds": round(o.seconds, 3),
         "kept_from_earlier_run": o.from_cache,
+        # The model judge's answer as it came (None with the location judge).
+        "judge_answer": o.judged.answer or None,
     }
 
 
@@ -79,10 +82,16 @@ def totals(changes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def build_report(
-    outcomes: Sequence[Outcome], *, settings: str, dry_run: bool = False
+    outcomes: Sequence[Outcome], *, settings: str, dry_run: bool = False, judge: str = "location"
 ) -> dict[str, Any]:
     changes = [change_dict(o) for o in outcomes]
-    return {"settings": settings, "dry_run": dry_run, "changes": changes, "totals": totals(changes)}
+    return {
+        "settings": settings,
+        "dry_run": dry_run,
+        "judge": judge,
+        "changes": changes,
+        "totals": totals(changes),
+    }
 
 
 def figure(part: int, whole: int) -> str:

@@ -15,9 +15,10 @@ from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.effort import Effort
 from bot.git.repo import range_change
-from bot.replay.cache import KeptReview, ReviewCache, review_key
+from bot.llm.types import ModelClient
+from bot.replay.cache import KeptReview, ReviewCache, judge_key, review_key
 from bot.replay.items import GoldenItem, Judged, PastChange
-from bot.replay.judges import judge_location
+from bot.replay.judges import judge_location, judge_with_model, parse_answer
 from bot.review import PlanOptions, plan_review
 from bot.settings.repository import Config, chosen_effort, trusted_config
 from bot.usage import Usage
@@ -117,7 +118,55 @@ def review_all(
         cache.put(p.key, p.kept)
 
 
-def judge_all(planned: Sequence[Planned], golden: dict[str, list[GoldenItem]]) -> list[Outcome]:
+class ModelJudge:
+    """``--judge model``: the model asked once per change which findings describe which
+    golden items; each answer kept in the cache (by :func:`judge_key`) so a later run over
+    the same reviews and golden items asks nothing (``fresh``: ask again)."""
+
+    def __init__(
+        self,
+        client: Callable[[], ModelClient],
+        cache: ReviewCache,
+        *,
+        model: str,
+        fresh: bool = False,
+    ) -> None:
+        self._client = client
+        self._made: ModelClient | None = None
+        self.cache = cache
+        self.model = model
+        self.fresh = fresh
+        #: How many changes this run asked the model to judge.
+        self.asked = 0
+
+    def __call__(self, p: Planned, findings: list[Finding], items: list[GoldenItem]) -> Judged:
+        if not findings or not items:
+            return Judged()
+        key = judge_key(p.key, findings, items, self.model)
+        answer = None if self.fresh else self.cache.get_answer(key)
+        if answer is not None:
+            return Judged(parse_answer(answer, len(findings), len(items)), answer=answer)
+        if self._made is None:
+            self._made = self._client()
+        judged = judge_with_model(self._made, p.past, findings, items)
+        self.asked += 1
+        self.cache.put_answer(key, judged.answer)
+        return judged
+
+
+#: How one change's findings are judged against its golden items.
+Judge = Callable[[Planned, list[Finding], list[GoldenItem]], Judged]
+
+
+def location_judge(_p: Planned, findings: list[Finding], items: list[GoldenItem]) -> Judged:
+    return judge_location(findings, items)
+
+
+def judge_all(
+    planned: Sequence[Planned],
+    golden: dict[str, list[GoldenItem]],
+    judge: Judge = location_judge,
+) -> list[Outcome]:
     """Each change's findings against its golden items (no findings when not reviewed)."""
     out = []
     for p in planned:
@@ -128,6 +177,6 @@ def judge_all(planned: Sequence[Planned], golden: dict[str, list[GoldenItem]]) -
             outcome.usage = p.kept.usage
             outcome.seconds = p.kept.seconds
             outcome.from_cache = not p.asked
-            outcome.judged = judge_location(p.kept.findings, items)
+            outcome.judged = judge(p, p.kept.findings, items)
         out.append(outcome)
     return out

@@ -135,12 +135,13 @@ def cli_env(stub: K3Stub, data: Path) -> dict[str, str]:
 
 
 def replay(
-    args: list[str], cwd: Path, stub: K3Stub, data: Path
+    args: list[str], cwd: Path, stub: K3Stub, data: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """The installed ``gitneural replay`` in ``cwd``, on the stub; ``env`` set on top."""
     return subprocess.run(
         [GITNEURAL, "replay", "--effort", "low", *args],
         cwd=cwd,
-        env=cli_env(stub, data),
+        env={**cli_env(stub, data), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
