@@ -20,6 +20,7 @@ import pygit2
 from bot.code.languages import language_of
 from bot.errors import GitError
 from bot.replay.items import GoldenItem, PastChange
+from bot.replay.line_origins import LineOrigins
 
 #: The words that make a commit a fix (issue 33): matched as whole words, in any case.
 DEFAULT_FIX_WORDS: tuple[str, ...] = (
@@ -190,21 +191,82 @@ class _Miner:
                 in_head.setdefault(bh.orig_path or path, []).extend(
                     n + offset for n in rows if first <= n <= last
                 )
-        for head_path, numbers in in_head.items():
-            for span in _ranges(numbers):
-                yield GoldenItem(
-                    change=change.key,
-                    path=head_path,
-                    lines=span,
-                    text=f"fixed later by {str(fix.id)[:12]}: {subject}",
-                    source="history",
-                    fix_sha=str(fix.id),
-                    fix_subject=subject,
-                )
+        yield from _items(change, in_head, fix, subject)
 
 
 def _follows(repo: pygit2.Repository, parent: pygit2.Oid, head: pygit2.Oid) -> bool:
     return parent == head or repo.descendant_of(parent, head)
+
+
+def _items_forward(
+    repo: pygit2.Repository,
+    changes: Sequence[PastChange],
+    line: list[pygit2.Commit],
+    at: list[int],
+    pattern: re.Pattern[str],
+) -> dict[str, list[GoldenItem]]:
+    """The golden items by the origins carried forward (:mod:`bot.replay.line_origins`),
+    every change on the first-parent line at ``at``."""
+    found: dict[str, list[GoldenItem]] = {c.key: [] for c in changes}
+    origins = LineOrigins(repo, [(c.head, line[i].id) for c, i in zip(changes, at, strict=True)])
+    start = min(at)
+    for index in range(start, len(line)):
+        commit = line[index]
+        if index > start and pattern.search(commit.message):
+            subject = commit.message.split("\n", 1)[0].strip()
+            for hunk in _fix_hunks(repo, commit.parents[0], commit):
+                by_change: dict[int, dict[str, list[int]]] = {}
+                for origin in origins.origins(hunk.old_path, hunk.first, hunk.last):
+                    if origin is not None:
+                        places = by_change.setdefault(origin.change, {})
+                        places.setdefault(origin.path, []).append(origin.line)
+                for n, places in by_change.items():
+                    found[changes[n].key] += _items(changes[n], places, commit, subject)
+        origins.step(commit)
+    return found
+
+
+def _items(
+    change: PastChange, in_head: dict[str, list[int]], fix: pygit2.Commit, subject: str
+) -> Iterator[GoldenItem]:
+    for head_path, numbers in in_head.items():
+        for span in _ranges(numbers):
+            yield GoldenItem(
+                change=change.key,
+                path=head_path,
+                lines=span,
+                text=f"fixed later by {str(fix.id)[:12]}: {subject}",
+                source="history",
+                fix_sha=str(fix.id),
+                fix_subject=subject,
+            )
+
+
+def _oid(repo: pygit2.Repository, rev: str) -> pygit2.Oid:
+    try:
+        return repo.revparse_single(rev).peel(pygit2.Commit).id
+    except (KeyError, ValueError) as exc:
+        raise GitError(f"replay: cannot read {rev}: {exc}; is it in this clone?") from exc
+
+
+def _on_the_line(
+    repo: pygit2.Repository, changes: Sequence[PastChange], position: dict[pygit2.Oid, int]
+) -> list[int] | None:
+    """Each change's place on the first-parent line when every change is one commit of
+    it (``c^..c``, or a merge's ``merge^1..merge^2``), each its own; else None."""
+    placed: list[int] = []
+    for c in changes:
+        commit = repo.get(_oid(repo, c.commit or c.head))
+        if not isinstance(commit, pygit2.Commit) or commit.id not in position:
+            return None
+        parents = [str(p) for p in commit.parent_ids]
+        own = (
+            [c.base, c.head] == parents[:2] if c.head != str(commit.id) else parents[:1] == [c.base]
+        )
+        if not own or position[commit.id] == 0:
+            return None
+        placed.append(position[commit.id])
+    return placed if len(set(placed)) == len(placed) else None
 
 
 def mine_history(
@@ -223,12 +285,16 @@ def mine_history(
     found: dict[str, list[GoldenItem]] = {c.key: [] for c in changes}
     if not changes:
         return found
-    miner = _Miner(repo, changes)
     pattern = fix_pattern(words)
-    walker = repo.walk(miner.oid(until), pygit2.enums.SortMode.TOPOLOGICAL)
+    walker = repo.walk(_oid(repo, until), pygit2.enums.SortMode.TOPOLOGICAL)
     walker.simplify_first_parent()
     line = [c for c in walker][::-1]
     position = {c.id: i for i, c in enumerate(line)}
+    placed = _on_the_line(repo, changes, position)
+    if placed is not None:
+        # Every change a commit of the line: one diff per commit walked, no blame.
+        return _items_forward(repo, changes, line, placed, pattern)
+    miner = _Miner(repo, changes)
     # Where each change sits on the first-parent line (its merge, or its head): a fix
     # counts for the changes before it; a change off the line is asked of the graph.
     anchors = {c.head: position.get(miner.oid(c.commit or c.head)) for c in changes}

@@ -81,3 +81,29 @@ def test_lines_of_a_merged_branch_are_placed_in_its_head(tmp_path: Path) -> None
     assert one.id != two.id
     items = mine_history(Path(repo.workdir), [change])[change.key]
     assert [(i.path, i.lines) for i in items] == [("m.rb", (3, 3))]
+
+
+def test_a_change_off_the_first_parent_line_is_mined_by_blame_alike(tmp_path: Path) -> None:
+    """The origins carried along the line and the blame asked per fix (a change that is
+    no commit of the line: here the merge not named) place the same lines."""
+    repo = make_repo(tmp_path)
+    base = commit(repo, {"m.rb": "a = 1\nb = 2\n"}, "start")
+    commit(repo, {"m.rb": "a = 1\nc = 3\nb = 2\n"}, "c", branch="topic", parents=[base])
+    two = commit(repo, {"m.rb": "z = 0\na = 1\nc = 3\nb = 2\n"}, "z", branch="topic")
+    main = commit(repo, {"m.rb": "a = 1\nb = 2\n", "n.rb": "n = 1\n"}, "n", parents=[base])
+    merge = commit(
+        repo,
+        {"m.rb": "z = 0\na = 1\nc = 3\nb = 2\n", "n.rb": "n = 1\n"},
+        "Merge topic",
+        parents=[main, two],
+    )
+    commit(repo, {"m.rb": "z = 1\na = 1\nc = 4\nb = 2\n"}, "fix: z and c")
+    on_line = PastChange(str(main.id), str(two.id), "topic", commit=str(merge.id))
+    off_line = PastChange(str(main.id), str(two.id), "topic")
+    along = mine_history(Path(repo.workdir), [on_line])[on_line.key]
+    blamed = mine_history(Path(repo.workdir), [off_line])[off_line.key]
+    assert [(i.path, i.lines, i.fix_subject) for i in along] == [
+        ("m.rb", (1, 1), "fix: z and c"),
+        ("m.rb", (3, 3), "fix: z and c"),
+    ]
+    assert along == blamed
