@@ -8,9 +8,13 @@
   (blame then walks the whole history for every fix). Budget: at most 5 s per 1,000
   commits.
 - **Golden items found** per repository, for each.
+- **A replay of its last 20 changes** (``gitneural replay --last 20``, the installed
+  command; ``--commits`` where the first-parent line holds fewer than 20 merges) against
+  the K3 stub answering at once with no findings, so the seconds per change are
+  GitNeural's own, the model aside: wall time of the whole command (mining and planning
+  included) and its CPU, per change.
 
-:func:`mining` is the measure each repository's rows come from; the replay of changes
-against the stub adds its rows beside it in :func:`run`.
+:func:`mining` and :func:`replaying` are the measures each repository's rows come from.
 
 Needs the bundles (``GITNEURAL_REPO_BUNDLES`` or ``shared/fixtures/repos`` above the
 checkout).
@@ -18,9 +22,16 @@ checkout).
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -32,6 +43,9 @@ from tests.support.real_repos import REPOSITORIES, checkout
 BUDGET = 5.0
 LAST = 20
 QUICK_REPOSITORIES = ("gin", "cJSON")
+#: Changes the quick run (the suite's own check) replays, of its first repository only.
+QUICK_LAST = 2
+GITNEURAL = str(Path(sys.executable).parent / "gitneural")
 
 
 def first_parent_changes(path: Path) -> list[PastChange]:
@@ -90,6 +104,51 @@ def mining_rows(mined: Mined, label: str) -> list[Row]:
     ]
 
 
+def _no_findings(body: dict[str, Any]) -> Any:
+    from tests.fakes.k3 import Reply
+
+    return Reply(
+        reasoning="Nothing to say.",
+        tool_calls=[("submit_review", {"summary": "Fine.", "findings": []})],
+    )
+
+
+def replaying(name: str, last: int = LAST) -> list[Row]:
+    """``gitneural replay --last N`` on the shared repository ``name`` against the stub:
+    wall and CPU seconds per change, the model aside (the stub answers at once)."""
+    from tests.fakes.k3 import K3Stub
+
+    path = checkout(name)
+    merges = sum(1 for c in first_parent_changes(path) if c.commit != c.head)
+    commits = merges < last
+    args = [GITNEURAL, "replay", "--last", str(last), "--yes", "--format", "json", "--quiet"]
+    args += ["--effort", "low", *(["--commits"] if commits else [])]
+    with K3Stub(brain=_no_findings) as stub, tempfile.TemporaryDirectory() as data:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("KIMI_", "MOONSHOT_"))}
+        env.update(KIMI_API_KEY=stub.api_key, KIMI_BASE_URL=stub.base_url)
+        env["GITNEURAL_DATA_DIR"] = data
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
+        done = subprocess.run(
+            args, cwd=path, env=env, capture_output=True, text=True, timeout=1800, check=False
+        )
+        wall = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        asked = len(stub.chat_requests)
+    if done.returncode != 0:
+        raise RuntimeError(f"replay of {name} failed: {done.stderr.strip()[-500:]}")
+    report = json.loads(done.stdout)
+    changes = report["totals"]["changes"]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    what = f"replay, {name}: last {changes} {'commits' if commits else 'merges'}"
+    return [
+        row(f"{what}: model requests", asked, "requests"),
+        row(f"{what}: golden items", report["totals"]["golden"], "items"),
+        row(f"{what}: seconds per change, model aside", round(wall / changes, 3), "s"),
+        row(f"{what}: CPU per change", round(cpu / changes, 3), "s"),
+    ]
+
+
 def run(quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     for name in QUICK_REPOSITORIES if quick else REPOSITORIES:
@@ -98,6 +157,8 @@ def run(quick: bool = False) -> list[Row]:
         rows += mining_rows(last, f"last {LAST} changes")
         if not quick:
             rows += mining_rows(mining(name), "every change of the history")
+        if not quick or name == QUICK_REPOSITORIES[0]:
+            rows += replaying(name, QUICK_LAST if quick else LAST)
     return rows
 
 
