@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.k3 import K3Stub, Reply
 from tests.fakes.k3.brain import user_text
 from tests.fakes.k3.judge import is_judge_request, judge_reply
@@ -18,7 +20,10 @@ from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 from tests.support.repos import commit, make_repo
 
 
-def test_golden_github_is_a_persons_inline_comments_on_the_pull(tmp_path: Path) -> None:
+@pytest.mark.parametrize("access", ["token", "app"])
+def test_golden_github_is_a_persons_inline_comments_on_the_pull(
+    access: str, tmp_path: Path
+) -> None:
     with job_world(tmp_path) as w:
         # The clone: the pull request merged the way GitHub merges it.
         repo = make_repo(tmp_path / "clone")
@@ -38,11 +43,16 @@ def test_golden_github_is_a_persons_inline_comments_on_the_pull(tmp_path: Path) 
         w.gh.add_review_comment(REPO, w.number, "people.py", 6, "ours", user=w.gh.bot_login)
         w.stub.push(submit(PLANTED_BUG))
         w.gh.clear_requests()
-        env = {
-            "GITHUB_TOKEN": w.gh.user_token(REPO, "alice"),
-            "GITHUB_API_URL": w.gh.api_url,
-            "GITNEURAL_BOT_LOGIN": w.gh.bot_login,
-        }
+        env = {"GITHUB_API_URL": w.gh.api_url, "GITNEURAL_BOT_LOGIN": w.gh.bot_login}
+        if access == "token":
+            env["GITHUB_TOKEN"] = w.gh.user_token(REPO, "alice")
+        else:  # as the App: its installation on the repository
+            env.update(
+                GITHUB_TOKEN="",
+                GH_TOKEN="",
+                GITHUB_APP_ID=str(w.gh.app_id),
+                GITHUB_PRIVATE_KEY=w.gh.private_key_pem,
+            )
         result = replay(
             ["--golden", "github", "--format", "json", "--quiet"],
             tmp_path / "clone",
@@ -51,8 +61,11 @@ def test_golden_github_is_a_persons_inline_comments_on_the_pull(tmp_path: Path) 
             env,
         )
         comments_read = w.gh.requests("GET", f"/repos/{REPO}/pulls/{w.number}/comments")
-        # Replay posts nothing: every request it made of GitHub was a read.
-        assert {r.method for r in w.gh.requests(kind="api")} == {"GET"}
+        # Replay posts nothing: every request it made of GitHub was a read (the App's
+        # token minted aside).
+        writes = [r for r in w.gh.requests(kind="api") if r.method != "GET"]
+        assert all(r.path.endswith("/access_tokens") for r in writes), writes
+        assert len(writes) == (1 if access == "app" else 0)
     assert result.returncode == 0, result.stderr
     assert comments_read
     report = json.loads(result.stdout)
