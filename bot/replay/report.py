@@ -150,6 +150,8 @@ def render_text(report: dict[str, Any]) -> str:
     )
     if report["dry_run"]:
         lines.append("Dry run: no model was asked, so there are no findings.")
+    elif report.get("judge") == "model":
+        lines.append("Judged by the model, once per change: its reasons are in the JSON report.")
     return "\n".join(lines)
 
 
@@ -177,9 +179,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += ["", f"## `{c['head'][:10]}` {_md_escape(c['title'])}", ""]
         for f in c["findings"]:
             match = ", ".join(f"golden {m + 1}" for m in f["matches"]) or "no golden item"
+            why = "".join(f"; {_md_escape(r)}" for r in f.get("reasons", []))
             out.append(
                 f"- {f['severity']} `{f['path']}:{f['start_line']}` "
-                f"{_md_escape(f['title'])} ({match})"
+                f"{_md_escape(f['title'])} ({match}{why})"
             )
         for n, g in enumerate(c["golden"], 1):
             where = f"`{g['path']}:{g['lines'][0]}`" if g["lines"] else "(no line)"

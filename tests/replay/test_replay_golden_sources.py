@@ -158,7 +158,9 @@ def test_a_martian_golden_file_on_a_bare_fork_judged_by_the_model(tmp_path: Path
     golden = tmp_path / "golden_comments"
     golden.mkdir()
     (golden / "limits.json").write_text(json.dumps(_martian("https://github.com/o/r/pull/12")))
+    out = tmp_path / "out"
     args = ["--golden", str(golden), "--judge", "model", "--format", "json", "--quiet"]
+    args += ["--out", str(out)]
     data = tmp_path / "data"
     with K3Stub(brain=_reviewer_and_judge) as stub:
         first = replay(args, tmp_path / "fork.git", stub, data)
@@ -179,6 +181,8 @@ def test_a_martian_golden_file_on_a_bare_fork_judged_by_the_model(tmp_path: Path
     assert json.loads(change["judge_answer"])["matches"][0]["golden"] == 0
     totals = report["totals"]
     assert (totals["recall"], totals["precision"]) == (0.5, 0.5)
+    markdown = (out / "report.md").read_text()
+    assert "(golden 1; Line 3 looks wrong at limit.go)" in markdown
     # A second run asks nothing: the review and the judge's answer are both kept.
     assert again.returncode == 0, again.stderr
     assert asked_again == 0
