@@ -175,9 +175,21 @@ def run(args: argparse.Namespace) -> int:
     ]
     asking = [p for plan in plans for p in to_ask(plan)]
     estimate = sum(p.estimated_tokens for p in asking)
+    judging = ""
+    if args.judge == "model":
+        # One judge request per change and settings file; its findings are not known yet,
+        # so this part of the estimate is a lower bound (a kept answer is not asked again).
+        from bot.replay.judges import judge_estimate
+
+        judge_tokens = sum(
+            judge_estimate(p.past, golden.get(p.past.key, [])) for plan in plans for p in plan
+        )
+        estimate += judge_tokens
+        judging = f", of which about {judge_tokens:,} for the model judge before its findings"
     print(
         f"gitneural: replay: {len(changes)} changes, {len(asking)} to ask the model "
-        f"(the others kept from an earlier run): about {estimate:,} prompt tokens (estimated)",
+        f"(the others kept from an earlier run): about {estimate:,} prompt tokens "
+        f"(estimated{judging})",
         file=sys.stderr,
         flush=True,
     )

@@ -102,6 +102,14 @@ def judge_request(
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
+def judge_estimate(change: PastChange, golden: Sequence[GoldenItem]) -> int:
+    """The judge request's prompt tokens before the findings are known (its system prompt,
+    the change and its golden items): what the run's estimate adds per change judged."""
+    from bot.review.token_estimate import estimate_tokens
+
+    return sum(estimate_tokens(m["content"]) for m in judge_request(change, (), golden))
+
+
 def _json_object(text: str) -> Any:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:

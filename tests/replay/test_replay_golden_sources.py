@@ -6,6 +6,7 @@ the K3 stub as the model judge (``--judge model``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,9 @@ def test_a_martian_golden_file_on_a_bare_fork_judged_by_the_model(tmp_path: Path
         asked_again = len(stub.chat_requests) - asked
     assert first.returncode == 0, first.stderr
     assert len(judged) == 1  # one judge request for the one change
+    # The estimate shown before the first request counts the judge's request too.
+    judge_part = re.search(r"of which about ([\d,]+) for the model judge", first.stderr)
+    assert judge_part and int(judge_part[1].replace(",", "")) > 0, first.stderr
     report = json.loads(first.stdout)
     assert report["judge"] == "model"
     [change] = report["changes"]
