@@ -105,7 +105,7 @@ def judge_request(
 def judge_estimate(change: PastChange, golden: Sequence[GoldenItem]) -> int:
     """The judge request's prompt tokens before the findings are known (its system prompt,
     the change and its golden items): what the run's estimate adds per change judged."""
-    from bot.review.token_estimate import estimate_tokens
+    from bot.review import estimate_tokens
 
     return sum(estimate_tokens(m["content"]) for m in judge_request(change, (), golden))
 

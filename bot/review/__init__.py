@@ -35,6 +35,7 @@ from bot.review.findings.suggestions import SuggestionError, apply_suggestion, r
 from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
 from bot.review.prompt import PROMPT_VERSION
 from bot.review.related.finder import RelatedLimits
+from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import ToolLimits
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "answer_thread",
     "apply_suggestion",
     "describe_change",
+    "estimate_tokens",
     "find_file",
     "plan_review",
     "replacement_lines",
