@@ -59,3 +59,16 @@ def test_every_listed_test_is_marked_slow_and_so_leaves_the_fast_lane(
     assert [item.nodeid for item in listed_here if item.get_closest_marker("slow") is None] == []
     # And the mark is what `-m "not slow"` reads: this very test is not listed, so not slow.
     assert request.node.get_closest_marker("slow") is None
+
+
+def test_a_merge_keeps_the_committed_lines_and_adds_the_fast_lanes_slowest() -> None:
+    from tests.support.slow_first import merged
+
+    current = {"tests/a.py::test_kept": 40.0, "tests/b.py::test_both": 12.0}
+    found = [*measured(RUN.splitlines(), 20.0), (30.0, "tests/b.py::test_both")]
+    assert merged(current, found) == [
+        (150.74, "tests/project/test_benchmarks.py::test_quick[bench_worker]"),
+        (40.0, "tests/a.py::test_kept"),
+        (30.0, "tests/b.py::test_both"),
+        (22.5, "tests/cli/test_doctor.py::test_each_failure[bad"),
+    ]

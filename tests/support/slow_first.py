@@ -28,10 +28,13 @@ _HEADER = """\
 # two-minute test is handed out last and keeps one worker busy after the rest are done.
 # Seconds (setup + call + teardown) from `pytest -n 6 --durations=150` on a full run;
 # refresh with: python -m tests.support.slow_first < that run's output > tests/slow_first.txt
+# Listed is also marked slow: to keep the fast lane (`-m "not slow"`) under 5 minutes, add
+# its slowest from its own --durations output (kept lines stay):
+#   python -m tests.support.slow_first --merge --min 15 < fast-lane output > new list
 """
 
 
-def measured(lines: Iterable[str]) -> list[tuple[float, str]]:
+def measured(lines: Iterable[str], minimum: float = MIN_SECONDS) -> list[tuple[float, str]]:
     """``(seconds, test id)`` of every test at least :data:`MIN_SECONDS` long, slowest first.
     pytest cuts a parametrised id at its first space: what is kept matches as a prefix."""
     totals: dict[str, float] = defaultdict(float)
@@ -39,7 +42,7 @@ def measured(lines: Iterable[str]) -> list[tuple[float, str]]:
         found = _DURATION.match(line)
         if found:
             totals[found[2]] += float(found[1])
-    slow = [(seconds, test) for test, seconds in totals.items() if seconds >= MIN_SECONDS]
+    slow = [(seconds, test) for test, seconds in totals.items() if seconds >= minimum]
     return sorted(slow, key=lambda pair: (-pair[0], pair[1]))
 
 
@@ -59,9 +62,37 @@ def rank(test_id: str, slowest: list[str]) -> int:
     return len(slowest)
 
 
-def main() -> None:
+def kept() -> dict[str, float]:
+    """The committed list's seconds by test id."""
+    if not LIST.is_file():
+        return {}
+    lines = LIST.read_text("utf-8").splitlines()
+    pairs = (line.split(" ", 1) for line in lines if line and not line.startswith("#"))
+    return {test: float(seconds) for seconds, test in pairs}
+
+
+def merged(
+    current: dict[str, float], found: Iterable[tuple[float, str]]
+) -> list[tuple[float, str]]:
+    """The committed list with ``found`` added (a test in both keeps the larger figure),
+    slowest first."""
+    out = dict(current)
+    for seconds, test in found:
+        out[test] = max(seconds, out.get(test, 0.0))
+    return sorted(((s, t) for t, s in out.items()), key=lambda pair: (-pair[0], pair[1]))
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.support.slow_first")
+    parser.add_argument("--merge", action="store_true", help="keep the committed list's lines")
+    parser.add_argument("--min", type=float, default=MIN_SECONDS, help="seconds to be listed")
+    args = parser.parse_args(argv)
+    found = [(s, t) for s, t in measured(sys.stdin, args.min)]
+    rows = merged(kept(), found) if args.merge else found
     sys.stdout.write(_HEADER)
-    for seconds, test in measured(sys.stdin):
+    for seconds, test in rows:
         sys.stdout.write(f"{seconds:.0f} {test}\n")
 
 
