@@ -30,7 +30,7 @@ _HEADER = """\
 # refresh with: python -m tests.support.slow_first < that run's output > tests/slow_first.txt
 # Listed is also marked slow: to keep the fast lane (`-m "not slow"`) under 5 minutes, add
 # its slowest from its own --durations output (kept lines stay):
-#   python -m tests.support.slow_first --merge --min 15 < fast-lane output > new list
+#   python -m tests.support.slow_first --merge --min 20 < fast-lane output > new list
 """
 
 
