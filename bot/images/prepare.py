@@ -15,8 +15,6 @@ import io
 import warnings
 from typing import Literal
 
-from PIL import Image, ImageOps
-
 from bot.domain.images import NamedImage, PreparedImage
 
 #: The long side an image is downscaled to, at most (see the module's docstring).
@@ -58,6 +56,9 @@ def prepare(
     kind = sniff(data)
     if kind is None:
         return NamedImage(what, "not a PNG, JPEG, GIF or WebP image")
+    # Imported here: a review without images (the hook's usual case) never loads Pillow.
+    from PIL import Image, ImageOps
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)

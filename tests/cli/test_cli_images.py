@@ -1,0 +1,75 @@
+"""Images through ``gitneural review`` (the installed command, as a subprocess) against
+the K3 stub: a commit that adds a PNG sends it as an image part, downscaled and without
+its EXIF; with ``KIMI_IMAGES=0`` it sends none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_cli_review import run_cli, stub_env, submit
+from tests.fakes.k3 import K3Stub
+from tests.fakes.k3.handler import image_urls
+from tests.support.images import decoded, has_metadata, photo_png
+from tests.support.repos import commit, make_repo
+
+ARGS = ["review", "--base", "HEAD~1", "--effort", "low", "--format", "json"]
+
+
+def _repo(root: Path) -> Path:
+    repo = make_repo(root / "repo")
+    commit(repo, {"app.py": "TITLE = 'old'\n"}, "base")
+    commit(repo, {"app.py": "TITLE = 'new'\n", "docs/screen.png": photo_png()}, "new title")
+    return root / "repo"
+
+
+def _user_parts(body: dict[str, object]) -> list[dict[str, object]]:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    content = next(m["content"] for m in messages if m["role"] == "user")
+    assert isinstance(content, list)
+    return content
+
+
+def test_a_commit_adding_a_png_sends_it_downscaled_without_exif(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with K3Stub([submit({"summary": "Looked.", "findings": []})]) as stub:
+        result = run_cli(ARGS, repo, stub_env(stub))
+        [request] = stub.chat_requests
+    assert result.returncode == 0, result.stderr
+    [uri] = image_urls(request.body)
+    picture = decoded(uri)
+    assert picture.size == (2048, 819)  # 3000 x 1200, the long side brought to 2,048
+    assert not has_metadata(picture)
+    parts = _user_parts(request.body)
+    # The change's text first (the cached prefix), then a label, then the image.
+    assert [p["type"] for p in parts] == ["text", "text", "image_url"]
+    assert "Check what each shows against what the change does" in str(parts[0]["text"])
+    assert '"docs/screen.png", after the change' in str(parts[1]["text"])
+    summary = json.loads(result.stdout)["summary"]
+    assert "Images looked at: docs/screen.png (after)." in summary
+
+
+def test_kimi_images_0_sends_none(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with K3Stub([submit({"summary": "Looked.", "findings": []})]) as stub:
+        result = run_cli(ARGS, repo, {**stub_env(stub), "KIMI_IMAGES": "0"})
+        [request] = stub.chat_requests
+    assert result.returncode == 0, result.stderr
+    assert image_urls(request.body) == []
+    user = next(m for m in request.body["messages"] if m["role"] == "user")
+    assert isinstance(user["content"], str) and "## Images" not in user["content"]
+
+
+def test_a_text_only_server_gets_the_review_without_images_and_it_says_so(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    with K3Stub([submit({"summary": "Looked.", "findings": []})], images=False) as stub:
+        result = run_cli(ARGS, repo, stub_env(stub))
+        first, second = stub.chat_requests
+    assert result.returncode == 0, result.stderr
+    assert first.status == 400 and image_urls(first.body)
+    assert second.status == 200 and image_urls(second.body) == []
+    summary = json.loads(result.stdout)["summary"]
+    assert "the model server does not accept images" in summary
