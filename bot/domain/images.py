@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 

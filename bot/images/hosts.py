@@ -53,17 +53,18 @@ class Hosts:
         if origin in self.extra:
             return None
         host = (parts.hostname or "").lower()
+        if _is_ip(host):
+            return "an IP address, not GitHub's attachment host"
+        github = host in ATTACHMENT_HOSTS or (
+            host == "github.com" and parts.path.startswith(_GITHUB_PATHS)
+        )
+        if not github:
+            return f"{host or 'no host'} is not GitHub's attachment host"
         if parts.scheme != "https":
             return "not https"
         if parts.username is not None or parts.password is not None or port is not None:
             return "an address with credentials or a port"
-        if _is_ip(host):
-            return "an IP address, not GitHub's attachment host"
-        if host in ATTACHMENT_HOSTS:
-            return None
-        if host == "github.com" and parts.path.startswith(_GITHUB_PATHS):
-            return None
-        return f"{host or 'no host'} is not GitHub's attachment host"
+        return None
 
 
 def _is_ip(host: str) -> bool:

@@ -237,13 +237,13 @@ class _JobRun:
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
         pc, refused = budget_check(
-            self.ctx, job, gate, lambda: pull_change(mirror, pull, refs, last, incremental)
+            self.ctx, job, gate, lambda: pull_change(mirror, pull, refs, last, incremental, gate)
         )
         if refused is not None:
             note = tell_budget_spent(self.ctx, job, self.check, pull.head_sha, refused)
             return JobOutcome("budget", detail=note)
         self.check.start(pull.head_sha)
-        pc = pc or pull_change(mirror, pull, refs, last, incremental)
+        pc = pc or pull_change(mirror, pull, refs, last, incremental, gate)
         nothing_new = pc.since is not None and not pc.change.diff.files
         # Read before the model: the linked issues go into its prompt (and the threads
         # come in the same query).
