@@ -84,7 +84,10 @@ def shown_link(url: str) -> str:
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "an invalid address"
-    return f"{host}{port}{parts.path}"[:200]
+    segments = [p for p in parts.path.split("/") if p]
+    # A long path by its last part: an attachment's id is what tells two apart.
+    path = parts.path if len(segments) <= 2 else f"/…/{segments[-1]}"
+    return f"{host}{port}{path}"[:200]
 
 
 def is_video(url: str) -> bool:

@@ -18,6 +18,7 @@ from bot.images.hosts import is_video
 #: How much of the text before an image its label keeps.
 LABEL_CHARS = 160
 _SPACE = re.compile(r"\s+")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?[^)]*\)")
 _MD_TAG = re.compile(r"<(img|video)\b[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
 _MD_BARE = re.compile(r"(?<![(\"'<])https://github\.com/user-attachments/assets/[\w-]+")
@@ -31,20 +32,32 @@ class Link:
     video: bool = False
 
 
+#: Tags that start a block of text: an image's label is the text of its own block so
+#: far, or the block before when its own has none ("Before:" on a line above it).
+_BLOCKS = frozenset(
+    {"p", "li", "div", "br", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"}
+)
+
+
 class _Collector(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.text: list[str] = []
+        self.blocks: list[list[str]] = [[]]
         self.links: list[Link] = []
 
     def _before(self) -> str:
-        return _SPACE.sub(" ", "".join(self.text)).strip()[-LABEL_CHARS:]
+        for block in reversed(self.blocks[-2:]):
+            text = _SPACE.sub(" ", "".join(block)).strip()
+            if text:
+                return text[-LABEL_CHARS:]
+        return ""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {k: v or "" for k, v in attrs}
+        if tag in _BLOCKS:
+            self.blocks.append([])
         if tag == "img" and values.get("src"):
-            alt = values.get("alt", "").strip()
-            self._add(values["src"], alt)
+            self._add(values["src"], values.get("alt", "").strip())
         elif tag in ("video", "source") and values.get("src"):
             self._add(values["src"], "", video=True)
         elif tag == "a" and is_video(values.get("href", "")):
@@ -55,11 +68,13 @@ class _Collector(HTMLParser):
         if any(link.url == url for link in self.links):
             return
         before = self._before()
-        label = f"{before} [{alt}]" if alt and before else before or (f"[{alt}]" if alt else "")
+        label = " ".join(p for p in (before, f"[{alt}]" if alt else "") if p)
         self.links.append(Link(url, label, video=video or is_video(url)))
+        # The next image's label starts after this one.
+        self.blocks.append([])
 
     def handle_data(self, data: str) -> None:
-        self.text.append(data)
+        self.blocks[-1].append(data)
 
 
 def html_links(html: str) -> list[Link]:
@@ -72,16 +87,18 @@ def html_links(html: str) -> list[Link]:
 
 def markdown_links(text: str) -> list[Link]:
     """The images and videos of Markdown as written, when no HTML rendering is at hand."""
-    found: list[tuple[int, str, str]] = []
-    found += [(m.start(), m.group(2), m.group(1)) for m in _MD_IMAGE.finditer(text)]
-    found += [(m.start(), m.group(2), "") for m in _MD_TAG.finditer(text)]
-    found += [(m.start(), m.group(0), "") for m in _MD_BARE.finditer(text)]
+    found: list[tuple[int, int, str, str]] = []
+    found += [(m.start(), m.end(), m.group(2), m.group(1)) for m in _MD_IMAGE.finditer(text)]
+    found += [(m.start(), m.end(), m.group(2), "") for m in _MD_TAG.finditer(text)]
+    found += [(m.start(), m.end(), m.group(0), "") for m in _MD_BARE.finditer(text)]
     links: list[Link] = []
-    for start, url, alt in sorted(found):
-        if any(link.url == url for link in links):
+    after = 0
+    for start, end, url, alt in sorted(found):
+        if start < after or any(link.url == url for link in links):
             continue
-        before = _SPACE.sub(" ", text[max(0, start - LABEL_CHARS * 2) : start]).strip()
-        before = before[-LABEL_CHARS:]
+        paragraphs = [p for p in _PARAGRAPH.split(text[after:start]) if p.strip()]
+        before = _SPACE.sub(" ", paragraphs[-1]).strip()[-LABEL_CHARS:] if paragraphs else ""
         label = " ".join(p for p in (before, f"[{alt}]" if alt else "") if p)
         links.append(Link(url, label, video=is_video(url)))
+        after = end
     return links

@@ -8,15 +8,12 @@ import os
 from collections.abc import Mapping
 
 from bot.domain.images import ChangeImages
+from bot.settings.environment import env_bool
 from bot.settings.repository import Config
-
-_OFF = ("0", "false", "no", "off")
-
 
 def images_on(env: Mapping[str, str] | None = None) -> bool:
     """Whether the deployment takes images (``KIMI_IMAGES``, on unless ``0``)."""
-    env = os.environ if env is None else env
-    return env.get("KIMI_IMAGES", "").strip().lower() not in _OFF
+    return env_bool(os.environ if env is None else env, "KIMI_IMAGES", True)
 
 
 def images_for(

@@ -46,8 +46,8 @@ def pull_images(
 
 
 def _described(links: list[Link], wanted: ChangeImages, hosts: Hosts, fetch: Fetch) -> None:
-    for link in links:
-        name = shown_link(link.url)
+    for number, link in enumerate(links, 1):
+        name = f"the description's {_ordinal(number)} link ({shown_link(link.url)})"
         if link.video:
             wanted.named.append(NamedImage(name, "a video: videos are not sent"))
             continue
@@ -69,3 +69,8 @@ def _described(links: list[Link], wanted: ChangeImages, hosts: Hosts, fetch: Fet
             wanted.described.append(prepared)
         else:
             wanted.named.append(prepared)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -64,9 +64,11 @@ def test_the_signed_screenshot_reaches_k3_downscaled_and_no_other_host_is_asked(
     shot = photo_png(3000, 1200)
     link = world.gh.attach(REPO, shot)
     other = world.gh.serve_elsewhere("tracker.png", photo_png(64, 64))
+    bounce = world.gh.attach(REPO, photo_png(64, 64), redirect_to=other)
     body = (
         "The save button overlapped the title; after the fix:\n\n"
-        f'![after]({link})\n\nA tracking pixel: <img src="{other}">\n'
+        f'![after]({link})\n\nA tracking pixel: <img src="{other}">\n\n'
+        f"Redirected: ![away]({bounce}) and an address: ![ip](https://10.0.0.7/shot.png)\n"
     )
     posted = _review_body(world, body)
     [chat] = world.stub.chat_requests
@@ -81,10 +83,13 @@ def test_the_signed_screenshot_reaches_k3_downscaled_and_no_other_host_is_asked(
     assert "overlapped the title; after the fix: [after]" in label
     assert "<untrusted-" in label  # the description's words, fenced
     assert _hits(world, "/private-user-images/*") == 1  # the signed link, once
-    assert _hits(world, "/user-attachments/*") == 0  # body_html had it signed already
-    assert _hits(world, "/elsewhere/*") == 0  # never requested
-    assert "Images looked at: 127.0.0.1" in posted
-    assert "localhost" in posted and "not GitHub's attachment host" in posted
+    # The signed link straight away; the unsigned one met its redirect and stopped there.
+    assert _hits(world, "/user-attachments/*") == 1
+    assert _hits(world, "/elsewhere/*") == 0  # never requested, linked or redirected to
+    assert "Images looked at: the description's 1st link (127.0.0.1:" in posted
+    assert "(not fetched: localhost is not GitHub's attachment host)" in posted
+    assert "(not fetched: redirected to localhost:" in posted
+    assert "10.0.0.7/shot.png) (not fetched: an IP address" in posted
 
 
 def test_a_seventh_image_and_an_8_mb_one_are_named_not_sent(world: World) -> None:

@@ -40,7 +40,9 @@ def body_html(s: Store, body: str) -> str:
 
     def sign(match: re.Match[str]) -> str:
         aid = match.group(2)
-        return signed_url(s, aid) if aid in known else match.group(0)
+        if aid not in known or known[aid].redirect_to is not None:
+            return match.group(0)  # left as written: fetching it meets the redirect
+        return signed_url(s, aid)
 
     return _ASSET.sub(sign, html)
 
