@@ -73,3 +73,13 @@ def test_a_text_only_server_gets_the_review_without_images_and_it_says_so(
     assert second.status == 200 and image_urls(second.body) == []
     summary = json.loads(result.stdout)["summary"]
     assert "the model server does not accept images" in summary
+
+
+def test_the_dry_run_lists_the_image_and_its_estimate(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = run_cli([*ARGS[:-2], "--dry-run"], repo)
+    assert result.returncode == 0, result.stderr
+    # 2048 x 819 pixels: 74 x 30 patches of 28 pixels.
+    assert "Images in the prompt (1):\n  docs/screen.png (after)  2048x819, ~2,220 tokens" in (
+        result.stdout
+    )
