@@ -11,6 +11,7 @@ from bot.domain.images import ChangeImages
 from bot.settings.environment import env_bool
 from bot.settings.repository import Config
 
+
 def images_on(env: Mapping[str, str] | None = None) -> bool:
     """Whether the deployment takes images (``KIMI_IMAGES``, on unless ``0``)."""
     return env_bool(os.environ if env is None else env, "KIMI_IMAGES", True)

@@ -73,7 +73,7 @@ def test_rendered_links_keep_the_words_before_them_and_name_videos() -> None:
 
 
 def test_markdown_links_without_a_rendering() -> None:
-    text = f"Intro.\n\nBefore:\n\n![old]({ASSET})\n\nAfter: <img src=\"https://a/2.png\">"
+    text = f'Intro.\n\nBefore:\n\n![old]({ASSET})\n\nAfter: <img src="https://a/2.png">'
     assert [(link.url, link.label) for link in markdown_links(text)] == [
         (ASSET, "Before: [old]"),
         ("https://a/2.png", "After:"),
