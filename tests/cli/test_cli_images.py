@@ -83,3 +83,21 @@ def test_the_dry_run_lists_the_image_and_its_estimate(tmp_path: Path) -> None:
     assert "Images in the prompt (1):\n  docs/screen.png (after)  2048x819, ~2,220 tokens" in (
         result.stdout
     )
+
+
+def test_the_estimate_counts_the_image_by_its_pixels(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    args = [*ARGS, "--dry-run"]
+    with_image = json.loads(run_cli(args, repo).stdout)
+    without = json.loads(run_cli(args, repo, {"KIMI_IMAGES": "0"}).stdout)
+    [image] = with_image["images"]
+    assert image == {
+        "name": "docs/screen.png (after)",
+        "width": 2048,
+        "height": 819,
+        "tokens": 2220,
+    }
+    # The image's tokens, and its label and the task's lines: never its data URI's length
+    # (its 9,800 characters of base64 would count about 3,300).
+    added = with_image["estimated_prompt_tokens"] - without["estimated_prompt_tokens"]
+    assert 2220 < added < 2220 + 300
