@@ -101,3 +101,16 @@ def test_the_estimate_counts_the_image_by_its_pixels(tmp_path: Path) -> None:
     # (its 9,800 characters of base64 would count about 3,300).
     added = with_image["estimated_prompt_tokens"] - without["estimated_prompt_tokens"]
     assert 2220 < added < 2220 + 300
+
+
+def test_the_images_come_after_the_same_text_a_review_without_them_sends(tmp_path: Path) -> None:
+    """So K3's prefix cache serves a re-review with images as it does one without."""
+    repo = _repo(tmp_path)
+    with K3Stub([submit({"summary": "Looked.", "findings": []})] * 2) as stub:
+        run_cli(ARGS, repo, {**stub_env(stub), "KIMI_IMAGES": "0"})
+        run_cli(ARGS, repo, stub_env(stub))
+        plain, pictured = stub.chat_requests
+    text = next(m["content"] for m in plain.body["messages"] if m["role"] == "user")
+    assert str(_user_parts(pictured.body)[0]["text"]).startswith(text)
+    assert plain.body["messages"][0] == pictured.body["messages"][0]  # the system message
+    assert pictured.usage is not None and pictured.usage["cached_tokens"] > 0
