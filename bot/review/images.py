@@ -18,7 +18,7 @@ import dataclasses
 import json
 import posixpath
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from bot.domain.change import Change
 from bot.domain.diff import FileStatus
@@ -32,13 +32,14 @@ from bot.domain.images import (
 )
 from bot.errors import ImagesUnsupportedError
 from bot.images.prepare import prepare
+from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice
 from bot.review.agent.parallel import ReviewGroup
 from bot.review.prompt import Fences
 from bot.review.secrets.redaction import redact_path, redact_text
 from bot.review.token_estimate import BYTES_PER_TOKEN
 from bot.text import printable
+from bot.usage import Usage
 
-T = TypeVar("T")
 
 #: The file types whose blobs may be images; the bytes still decide (``sniff``).
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
@@ -194,15 +195,51 @@ def estimate_messages(messages: list[dict[str, Any]]) -> int:
     return -(-text_size(messages) // BYTES_PER_TOKEN) + messages_image_tokens(messages)
 
 
-def or_without_images(
-    run: Callable[[list[ReviewGroup]], T], groups: list[ReviewGroup], *, images: bool
-) -> tuple[T, bool]:
-    """``run(groups)``; if the server refuses the images, ``run`` once more without them.
-    The second value says whether it had to."""
-    try:
-        return run(groups), False
-    except ImagesUnsupportedError:
-        if not images:
-            raise
-    plain = [dataclasses.replace(g, messages=without_images(g.messages)) for g in groups]
-    return run(plain), True
+class TextOnlyFallback:
+    """A model client that, when the server refuses a request for its images, sends it
+    once more without them, and sends none from then on (every later turn of every
+    group): a text-only deployment costs one refused request per review."""
+
+    def __init__(self, inner: ModelClient) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.effort = inner.effort
+        #: Whether the server refused the images.
+        self.refused = False
+
+    @property
+    def usage(self) -> Usage:
+        return self.inner.usage
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self.inner.usage = value
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice = "auto",
+        max_completion_tokens: int,
+        deadline: float | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        stream: bool = True,
+    ) -> AssistantTurn:
+        def ask(sent: list[dict[str, Any]]) -> AssistantTurn:
+            return self.inner.complete(
+                sent,
+                tools=tools,
+                tool_choice=tool_choice,
+                max_completion_tokens=max_completion_tokens,
+                deadline=deadline,
+                on_progress=on_progress,
+                stream=stream,
+            )
+
+        if not self.refused:
+            try:
+                return ask(messages)
+            except ImagesUnsupportedError:
+                self.refused = True
+        return ask(without_images(messages))

@@ -33,7 +33,7 @@ from bot.review.context.file_context import FileContext, build_file_context
 from bot.review.context.instructions import Instructions, read_instructions
 from bot.review.context.learnings import NONE, ShownLearnings, change_paths, learnings_for
 from bot.review.findings.check import check_findings
-from bot.review.images import first_with_images, images_note, or_without_images, review_images
+from bot.review.images import TextOnlyFallback, first_with_images, images_note, review_images
 from bot.review.packing.fit import file_cost, pack
 from bot.review.packing.groups import split_files
 from bot.review.prompt import (
@@ -352,28 +352,27 @@ def review(
     coverage = plan.coverage
     walkthrough = None
     lever_drops: list[tuple[Finding, str]] = []
-    images_refused = False
+    # A text-only server's refusal of the images: asked again without them.
+    fallback = TextOnlyFallback(client)
+    if plan.images:
+        client = fallback
     if plan.groups:
         budget = LoopBudget.for_agent(config.agent, deadline)
-        outcome, images_refused = or_without_images(
-            lambda groups: review_groups(
-                client,
-                groups,
-                tools=(
-                    RepoTools(change.head, limits=tool_limits, index=symbol_index)
-                    if plan.agentic and change.head is not None
-                    else None
-                ),
-                budget=budget,
-                max_completion_tokens=config.review.max_completion_tokens,
-                concurrency=config.agent.concurrency,
-                on_progress=on_progress,
-                skipped=plan.skipped,
-                total_files=len(change.diff.files),
-                levers=_levers(config),
-            ),
+        outcome = review_groups(
+            client,
             plan.groups,
-            images=bool(plan.images),
+            tools=(
+                RepoTools(change.head, limits=tool_limits, index=symbol_index)
+                if plan.agentic and change.head is not None
+                else None
+            ),
+            budget=budget,
+            max_completion_tokens=config.review.max_completion_tokens,
+            concurrency=config.agent.concurrency,
+            on_progress=on_progress,
+            skipped=plan.skipped,
+            total_files=len(change.diff.files),
+            levers=_levers(config),
         )
         usage = outcome.usage
         summary = outcome.summary
@@ -397,7 +396,7 @@ def review(
         _cut_note(plan.instructions_cut),
         _heuristic_note(plan.heuristic),
         _unparsed_note(plan.unparsed),
-        images_note(plan.images, plan.images_named, images_refused),
+        images_note(plan.images, plan.images_named, fallback.refused),
     ]
     summary = "\n\n".join(s for s in [summary, *notes] if s)
     return ReviewResult(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.cli.test_cli_review import run_cli, stub_env, submit
 from tests.fakes.k3 import K3Stub
+from tests.fakes.k3.brain import call, tools_reply
 from tests.fakes.k3.handler import image_urls
 from tests.support.images import decoded, has_metadata, photo_png
 from tests.support.repos import commit, make_repo
@@ -114,3 +115,18 @@ def test_the_images_come_after_the_same_text_a_review_without_them_sends(tmp_pat
     assert str(_user_parts(pictured.body)[0]["text"]).startswith(text)
     assert plain.body["messages"][0] == pictured.body["messages"][0]  # the system message
     assert pictured.usage is not None and pictured.usage["cached_tokens"] > 0
+
+
+def test_a_text_only_server_is_refused_once_in_an_agentic_review(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    replies = [
+        tools_reply(call("read_file", path="app.py")),
+        submit({"summary": "Looked.", "findings": []}),
+    ]
+    with K3Stub(replies, images=False) as stub:
+        result = run_cli([*ARGS[:3], "--effort", "high", *ARGS[5:]], repo, stub_env(stub))
+        statuses = [(r.status, len(image_urls(r.body))) for r in stub.chat_requests]
+    assert result.returncode == 0, result.stderr
+    # Refused once; every later turn sent without the image.
+    assert statuses == [(400, 1), (200, 0), (200, 0)]
+    assert "the model server does not accept images" in json.loads(result.stdout)["summary"]
