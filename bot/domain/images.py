@@ -41,7 +41,7 @@ class PreparedImage:
     height: int
     #: What the summary calls it: the link's host and path, or the file's path and side.
     name: str = ""
-    source: Literal["description", "file"] = "description"
+    source: Literal["description", "comment", "file"] = "description"
 
     @property
     def tokens(self) -> int:

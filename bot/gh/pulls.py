@@ -129,6 +129,27 @@ def read_pull(
         raise
 
 
+def read_comment_bodies(
+    gh: github.Github, full_name: str, comment_id: int, *, on_401: Callable[[], None] | None = None
+) -> tuple[str, str]:
+    """An issue comment's body as written and as GitHub renders it (for its images);
+    empty when GitHub no longer has it."""
+
+    def read() -> tuple[str, str]:
+        repo = lazy_repo(gh, full_name)
+        _, data = repo.requester.requestJsonAndCheck(
+            "GET", f"{repo.url}/issues/comments/{comment_id}", headers={"Accept": FULL_JSON}
+        )
+        return str(data.get("body") or ""), str(data.get("body_html") or "")
+
+    try:
+        return fresh_read(read, f"reading comment {comment_id} of {full_name}", on_401)
+    except GitHubError as exc:
+        if exc.status in (404, 410):
+            return "", ""
+        raise
+
+
 def by_gitneural(user: Any, bot_login: str | None) -> bool:
     """Whether GitHub's ``user`` object is the App's bot (any bot, if its login is unknown)."""
     if not isinstance(user, dict):

@@ -47,7 +47,7 @@ def prepare(
     label: str,
     what: str,
     max_bytes: int,
-    source: Literal["description", "file"] = "description",
+    source: Literal["description", "comment", "file"] = "description",
 ) -> PreparedImage | NamedImage:
     """``data`` ready to send under ``label``, or why not; ``what`` names it in the
     summary either way."""

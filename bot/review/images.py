@@ -40,7 +40,6 @@ from bot.review.token_estimate import BYTES_PER_TOKEN
 from bot.text import printable
 from bot.usage import Usage
 
-
 #: The file types whose blobs may be images; the bytes still decide (``sniff``).
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
@@ -128,8 +127,9 @@ def with_images(
             said = f"Image {number}: {label}."
         else:
             fenced = fence(label)
+            where = "the /review comment" if image.source == "comment" else "the description"
             said = (
-                f"Image {number}: from the description, after the words "
+                f"Image {number}: from {where}, after the words "
                 f"<untrusted-{fenced['id']}>{fenced['text']}</untrusted-{fenced['id']}>"
             )
         parts += [{"type": "text", "text": said}, image_part(image)]

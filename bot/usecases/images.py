@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import Literal
 
 from bot.domain.images import ChangeImages, NamedImage, PreparedImage
 from bot.gh.attachments import fetch_attachment
@@ -28,26 +29,46 @@ def deployment_hosts(env: Mapping[str, str] | None = None) -> Hosts:
     return Hosts.with_extra(env.get("GITNEURAL_ATTACHMENTS_URL", "").split(","))
 
 
+def images_wanted(config: Config, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a review under ``config`` shows images at all (worth reading a comment for)."""
+    return images_for(config, env) is not None
+
+
 def pull_images(
     body_html: str,
     body: str,
     config: Config,
     env: Mapping[str, str] | None = None,
     *,
+    comment: tuple[str, str] | None = None,
     fetch: Fetch = fetch_attachment,
 ) -> ChangeImages | None:
-    """The description's images under ``config`` (None when images are off)."""
+    """The description's images under ``config`` (None when images are off), then those
+    of the ``/review`` comment that asked for the review (its body and ``body_html``)."""
     wanted = images_for(config, env)
     if wanted is None:
         return None
-    links = html_links(body_html) if body_html.strip() else markdown_links(body)
-    _described(links, wanted, deployment_hosts(env), fetch)
+    hosts = deployment_hosts(env)
+    _described(_links(body_html, body), wanted, hosts, fetch, "description")
+    if comment is not None:
+        _described(_links(comment[1], comment[0]), wanted, hosts, fetch, "comment")
     return wanted
 
 
-def _described(links: list[Link], wanted: ChangeImages, hosts: Hosts, fetch: Fetch) -> None:
+def _links(html: str, markdown: str) -> list[Link]:
+    return html_links(html) if html.strip() else markdown_links(markdown)
+
+
+def _described(
+    links: list[Link],
+    wanted: ChangeImages,
+    hosts: Hosts,
+    fetch: Fetch,
+    source: Literal["description", "comment"],
+) -> None:
+    whose = "the description's" if source == "description" else "the /review comment's"
     for number, link in enumerate(links, 1):
-        name = f"the description's {_ordinal(number)} link ({shown_link(link.url)})"
+        name = f"{whose} {_ordinal(number)} link ({shown_link(link.url)})"
         if link.video:
             wanted.named.append(NamedImage(name, "a video: videos are not sent"))
             continue
@@ -64,7 +85,7 @@ def _described(links: list[Link], wanted: ChangeImages, hosts: Hosts, fetch: Fet
             wanted.named.append(NamedImage(name, got))
             continue
         label = link.label or "(no text before it)"
-        prepared = prepare(got, label, name, wanted.max_bytes)
+        prepared = prepare(got, label, name, wanted.max_bytes, source=source)
         if isinstance(prepared, PreparedImage):
             wanted.described.append(prepared)
         else:

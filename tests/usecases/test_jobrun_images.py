@@ -126,3 +126,25 @@ def test_kimi_images_0_fetches_nothing(world: World, monkeypatch: pytest.MonkeyP
     assert image_urls(chat.body) == []
     assert _hits(world, "/private-user-images/*") == 0
     assert "Images" not in posted
+
+
+def test_the_review_comments_screenshot_comes_after_the_descriptions(world: World) -> None:
+    first = world.gh.attach(REPO, photo_png(400, 300, color=0))
+    second = world.gh.attach(REPO, photo_png(300, 400, color=200))
+    world.gh.edit_pull(REPO, world.number, body=f"Before: ![before]({first})")
+    asked = world.gh.add_issue_comment(
+        REPO, world.number, f"/review\n\nThe form after the fix: ![after]({second})"
+    )
+    world.stub.push(submit(summary="Looked at the change."))
+    job = world.job("command", comment_id=asked["id"], requested_by="alice")
+    outcome = run_review_job(job, world.ctx)
+    assert outcome.status == "posted", outcome.detail
+    [chat] = world.stub.chat_requests
+    sizes = [decoded(uri).size for uri in image_urls(chat.body)]
+    assert sizes == [(400, 300), (300, 400)]
+    labels = _texts(chat.body)[1:]
+    assert labels[0].startswith("Image 1: from the description, after the words <untrusted-")
+    assert labels[1].startswith("Image 2: from the /review comment, after the words <untrusted-")
+    assert "The form after the fix: [after]" in labels[1]
+    [review] = world.reviews()
+    assert "the /review comment's 1st link" in str(review["body"])

@@ -253,10 +253,11 @@ def pull_change(
     last_reviewed: str | None,
     incremental: bool,
     config: Config | None = None,
+    comment: tuple[str, str] | None = None,
 ) -> PullChange:
     """The change a review of ``pull`` looks at: the whole PR, or what changed since
     ``last_reviewed``; with ``config``, the description's images too (for the budget's
-    estimate and the prompt)."""
+    estimate and the prompt), and those of the ``comment`` that asked (body, HTML)."""
     pc = build_change(
         mirror,
         pull,
@@ -266,7 +267,7 @@ def pull_change(
         incremental=incremental,
     )
     if config is not None:
-        pc.change.images = pull_images(pull.body_html, pull.body, config)
+        pc.change.images = pull_images(pull.body_html, pull.body, config, comment=comment)
     return pc
 
 
