@@ -90,6 +90,11 @@ class ModelRequestError(ModelError):
     """Any other 4xx answer: a request the server refuses."""
 
 
+class ImagesUnsupportedError(ModelRequestError):
+    """The model server refused a request for its images (a deployment without the
+    vision tower): the review is made again without them."""
+
+
 class ModelOutputError(ModelError):
     """The model's answer could not be used (truncated, not a valid review)."""
 

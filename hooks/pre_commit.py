@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from bot.domain.results import Finding, ReviewResult
 from bot.effort import Effort
 from bot.errors import EXIT_OK, ConfigError, GitNeuralError
+from bot.images.switch import images_for
 from bot.settings.repository import HookSettings
 from hooks.policy import HookPolicy, cannot_review, resolve_policy, verdict
 from hooks.targets import (
@@ -158,6 +159,8 @@ def _review_target(
         # Someone is waiting to commit their own change: no walkthrough of it (it would
         # cost completion tokens, and time, for what the author already knows).
         config.walkthrough.enabled = False
+        # The commit's own images only, and only when the repository asks for them.
+        change.images = images_for(config, env, hook=True)
         policy = options.policy(config.hook)
         settings = LLMSettings.from_env(
             env,

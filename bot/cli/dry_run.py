@@ -45,6 +45,13 @@ def describe_plan(
                 "files": [{"path": f.file.path, "tokens": f.tokens} for f in plan.files],
                 "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
                 "secrets_found": len(plan.secrets),
+                "images": [
+                    {"name": i.name, "width": i.width, "height": i.height, "tokens": i.tokens}
+                    for i in plan.images
+                ],
+                "images_not_sent": [
+                    {"name": n.what, "reason": n.reason} for n in plan.images_named
+                ],
                 "parts": [
                     {
                         "files": [f.file.path for f in g.files],
@@ -84,6 +91,12 @@ def describe_plan(
         )
     if plan.instructions:
         lines.append("Repository instructions: included from the trusted revision.")
+    if plan.images:
+        lines.append(f"Images in the prompt ({len(plan.images)}):")
+        lines += [f"  {i.name}  {i.width}x{i.height}, ~{i.tokens:,} tokens" for i in plan.images]
+    if plan.images_named:
+        lines.append(f"Images not sent ({len(plan.images_named)}):")
+        lines += [f"  {n.what}: {n.reason}" for n in plan.images_named]
     for n, body in enumerate(bodies or [], 1):
         lines += [
             "",

@@ -36,6 +36,7 @@ from bot.render.progress import ProgressLine
 from bot.settings.environment import data_dir
 from bot.settings.repository import trusted_config
 from bot.usecases.context import TOKEN_INSTALLATION, JobContext
+from bot.usecases.images import pull_images
 from bot.usecases.pull_change import PullChange, build_change
 from bot.usecases.review.run import TransientJobError, run_review_job
 from bot.usecases.review.steps import fetch_mirror, read_threads_and_issues
@@ -171,6 +172,7 @@ def _print(args: argparse.Namespace, ctx: JobContext, pull: PullInfo) -> int:
     config = trusted_config(pc.change.trusted, args.config)
     gh = ctx.github(TOKEN_INSTALLATION)
     _, pc.change.linked_issues = read_threads_and_issues(gh, pull, config, threads=False)
+    pc.change.images = pull_images(pull.body_html, pull.body, config)
     return review_and_report(pc.change, args)
 
 

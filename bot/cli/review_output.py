@@ -14,6 +14,7 @@ from bot.domain.change import Change
 from bot.domain.results import ReviewResult, Severity
 from bot.effort import Effort
 from bot.errors import EXIT_FINDINGS, EXIT_OK, ModelTimeoutError, UsageError
+from bot.images.switch import images_for
 from bot.settings.repository import CONFIG_FILE, Config, chosen_effort, trusted_config
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ def review_and_report(
     and say whether a finding reached ``--fail-on`` (or the settings' ``fail_on``)."""
     config = trusted_config(change.trusted, args.config)
     effort = chosen_effort(args.effort, config.review.effort)
+    if change.images is None:
+        change.images = images_for(config)
     if args.dry_run:
         from bot.cli.dry_run import describe_plan
         from bot.llm.settings import LLMSettings

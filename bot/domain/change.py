@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.domain.diff import Diff
+from bot.domain.images import ChangeImages
 from bot.domain.walkthrough import LinkedIssue
 
 EntryKind = Literal["file", "dir", "symlink", "submodule"]
@@ -67,3 +68,5 @@ class Change:
     #: Issues of the same repository the change says it closes (untrusted, like the
     #: description).
     linked_issues: list[LinkedIssue] = field(default_factory=list)
+    #: The images its review may show K3; None: images are off for this review.
+    images: ChangeImages | None = None

@@ -21,6 +21,9 @@ from bot.errors import GitHubError
 from bot.gh.api.errors import fresh_read
 from bot.render.github import Marker, parse_marker
 
+#: The pull request's JSON with its body as Markdown, HTML and text.
+FULL_JSON = "application/vnd.github.full+json"
+
 
 @dataclass(frozen=True)
 class PullInfo:
@@ -47,6 +50,9 @@ class PullInfo:
     additions: int = 0
     deletions: int = 0
     changed_files: int = 0
+    #: The description as GitHub renders it (the ``full`` media type): where a private
+    #: repository's attachments appear as signed links.
+    body_html: str = ""
 
     @property
     def open(self) -> bool:
@@ -69,9 +75,8 @@ def lazy_pull(gh: github.Github, full_name: str, number: int) -> PullRequest:
     return lazy_repo(gh, full_name).get_pull(number)
 
 
-def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
-    """Everything a review needs from one complete ``GET /pulls/{n}`` answer."""
-    data: dict[str, Any] = pr.raw_data
+def pull_info(data: dict[str, Any], full_name: str) -> PullInfo:
+    """Everything a review needs from one complete ``GET /pulls/{n}`` answer's JSON."""
     base, head = data["base"], data["head"]
     base_repo = base["repo"]
     return PullInfo(
@@ -97,6 +102,7 @@ def pull_info(pr: PullRequest, full_name: str) -> PullInfo:
         additions=int(data.get("additions") or 0),
         deletions=int(data.get("deletions") or 0),
         changed_files=int(data.get("changed_files") or 0),
+        body_html=str(data.get("body_html") or ""),
     )
 
 
@@ -111,14 +117,36 @@ def read_pull(
 
     def read() -> PullInfo:
         pr = lazy_pull(gh, full_name, number)
-        pr.update()  # fetches the lazy object's whole JSON
-        return pull_info(pr, full_name)
+        # The whole JSON, with the body rendered too (``body_html``, for its images).
+        _, data = pr.requester.requestJsonAndCheck("GET", pr.url, headers={"Accept": FULL_JSON})
+        return pull_info(data, full_name)
 
     try:
         return fresh_read(read, f"reading pull request #{number} of {full_name}", on_401)
     except GitHubError as exc:
         if exc.status in (404, 410):
             return None
+        raise
+
+
+def read_comment_bodies(
+    gh: github.Github, full_name: str, comment_id: int, *, on_401: Callable[[], None] | None = None
+) -> tuple[str, str]:
+    """An issue comment's body as written and as GitHub renders it (for its images);
+    empty when GitHub no longer has it."""
+
+    def read() -> tuple[str, str]:
+        repo = lazy_repo(gh, full_name)
+        _, data = repo.requester.requestJsonAndCheck(
+            "GET", f"{repo.url}/issues/comments/{comment_id}", headers={"Accept": FULL_JSON}
+        )
+        return str(data.get("body") or ""), str(data.get("body_html") or "")
+
+    try:
+        return fresh_read(read, f"reading comment {comment_id} of {full_name}", on_401)
+    except GitHubError as exc:
+        if exc.status in (404, 410):
+            return "", ""
         raise
 
 

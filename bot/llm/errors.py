@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from bot.errors import (
     ContextTooLongError,
+    ImagesUnsupportedError,
     ModelConfigError,
     ModelError,
     ModelQuotaError,
@@ -33,6 +34,14 @@ QUOTA_TYPE = "exceeded_current_quota_error"
 _CONTEXT_RE = re.compile(
     r"context[ _-]?(length|window)|token limit|too many tokens|prompt is too long|"
     r"maximum context|exceed\w*\b.{0,40}\btokens?\b",
+    re.IGNORECASE,
+)
+#: How servers refuse images: vLLM serving a model without its vision tower ("At most 0
+#: image(s) may be provided"), OpenAI-compatible gateways ("does not support image
+#: input", "image input is not supported", "not a multimodal model").
+_IMAGES_RE = re.compile(
+    r"at most 0 image|not a multi-?modal|(does not|doesn't|do not) support (image|vision|multi)"
+    r"|(image|vision|multi-?modal)[\w\s()-]{0,40}(not (been )?(supported|enabled)|unsupported)",
     re.IGNORECASE,
 )
 _KEYLIKE_RE = re.compile(r"\b(sk|ghp|gho|ghs|github_pat)[-_][A-Za-z0-9_\-*.]{6,}")
@@ -143,6 +152,8 @@ def status_failure(
             f"the prompt is too long for {ctx.model} ({said}); review fewer files or lower "
             "review.max_prompt_tokens"
         )
+    if status == 400 and _IMAGES_RE.search(message):
+        return ImagesUnsupportedError(f"the model API does not accept images ({said})")
     return ModelRequestError(f"the model API refused the request ({said})")
 
 

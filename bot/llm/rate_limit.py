@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from bot.domain.images import messages_image_tokens, text_size
 from bot.errors import ModelConfigError, ModelTimeoutError
 
 #: Bytes per token of the request's size estimate: the review core's own rate (3 per
@@ -43,11 +44,11 @@ def request_tokens(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, max_completion: int
 ) -> int:
     """What the gateway counts for a request: the prompt (estimated from its size) and the
-    tokens the answer may use."""
-    size = len(json.dumps(messages, ensure_ascii=False).encode())
+    tokens the answer may use; an image by its pixels, not its data URI's length."""
+    size = text_size(messages)
     if tools:
         size += len(json.dumps(tools, ensure_ascii=False).encode())
-    return -(-size // BYTES_PER_TOKEN) + max_completion
+    return -(-size // BYTES_PER_TOKEN) + messages_image_tokens(messages) + max_completion
 
 
 def take(

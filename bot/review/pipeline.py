@@ -21,6 +21,7 @@ from typing import Any
 from bot.code.index import SymbolIndex
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff
+from bot.domain.images import NamedImage, PreparedImage
 from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
 from bot.effort import Effort
@@ -32,6 +33,7 @@ from bot.review.context.file_context import FileContext, build_file_context
 from bot.review.context.instructions import Instructions, read_instructions
 from bot.review.context.learnings import NONE, ShownLearnings, change_paths, learnings_for
 from bot.review.findings.check import check_findings
+from bot.review.images import TextOnlyFallback, first_with_images, images_note, review_images
 from bot.review.packing.fit import file_cost, pack
 from bot.review.packing.groups import split_files
 from bot.review.prompt import (
@@ -79,6 +81,9 @@ class ReviewPlan:
     instructions_cut: list[str] = field(default_factory=list)
     #: The walkthrough the prompts ask for (None: none).
     walkthrough: WalkthroughAsk | None = None
+    #: The images the first prompt shows, and those only named in the summary.
+    images: list[PreparedImage] = field(default_factory=list)
+    images_named: list[NamedImage] = field(default_factory=list)
 
     @property
     def coverage(self) -> Coverage:
@@ -195,6 +200,13 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         )
         for (files, listed, _), extra in zip(parts, extras, strict=True)
     ]
+    images, images_named = review_images(change)
+    review_parts = first_with_images(
+        review_parts,
+        images,
+        walkthrough=ask is not None,
+        tools_tokens=estimate_tokens(json.dumps(tools)),
+    )
     if review_parts:
         messages = review_parts[0].messages
         estimated = sum(g.estimated_tokens for g in review_parts)
@@ -224,6 +236,8 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         learnings=shown,
         instructions_cut=read.cut,
         walkthrough=ask,
+        images=images if review_parts else [],
+        images_named=images_named,
     )
 
 
@@ -338,6 +352,10 @@ def review(
     coverage = plan.coverage
     walkthrough = None
     lever_drops: list[tuple[Finding, str]] = []
+    # A text-only server's refusal of the images: asked again without them.
+    fallback = TextOnlyFallback(client)
+    if plan.images:
+        client = fallback
     if plan.groups:
         budget = LoopBudget.for_agent(config.agent, deadline)
         outcome = review_groups(
@@ -378,6 +396,7 @@ def review(
         _cut_note(plan.instructions_cut),
         _heuristic_note(plan.heuristic),
         _unparsed_note(plan.unparsed),
+        images_note(plan.images, plan.images_named, fallback.refused),
     ]
     summary = "\n\n".join(s for s in [summary, *notes] if s)
     return ReviewResult(

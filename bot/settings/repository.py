@@ -140,6 +140,16 @@ class ReviewSettings:
     #: majority of them report it at the same place. Each extra pass costs a review's
     #: completion tokens, its prompt mostly from K3's prefix cache. 1 until measured.
     passes: int = 1
+    #: Show K3 the change's images: the description's (from GitHub's attachment hosts
+    #: only) and the PNG, JPEG, GIF and WebP files it adds or modifies (after, and before
+    #: when modified). ``KIMI_IMAGES=0`` turns them off for a text-only deployment.
+    images: bool = True
+    #: Images one review sends, at most; the others are named in its summary.
+    images_max: int = 6
+    #: Bytes one image may have, as served or stored, at most; larger ones are named.
+    image_max_bytes: int = 5_000_000
+    #: The pre-commit hook sends the images the commit adds or modifies too.
+    images_in_hook: bool = False
 
 
 @dataclass

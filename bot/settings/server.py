@@ -127,6 +127,21 @@ SERVER_SETTINGS: Final[tuple[ServerSetting, ...]] = (
         group=_MODEL,
     ),
     ServerSetting(
+        "KIMI_IMAGES",
+        "true",
+        "false (or 0): the server takes no images (K3 without its vision tower): reviews send none "
+        "and name them in the summary.",
+        kind="bool",
+        group=_MODEL,
+    ),
+    ServerSetting(
+        "GITNEURAL_ATTACHMENTS_URL",
+        "",
+        "Origins (comma-separated) besides GitHub's attachment hosts that a description's "
+        "images may be fetched from: a GitHub Enterprise Server's own host.",
+        group=_MODEL,
+    ),
+    ServerSetting(
         "GITNEURAL_REVIEW_SECONDS",
         "0 (the repository's agent.max_seconds)",
         "Seconds one review may take.",

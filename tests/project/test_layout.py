@@ -64,7 +64,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "bot.settings.broker",
         ),
     ),
-    ("git, the parsers and the model client", ("bot.git", "bot.code", "bot.llm")),
+    (
+        "git, the parsers, the images and the model client",
+        ("bot.git", "bot.code", "bot.images", "bot.llm"),
+    ),
     ("the review core", (CORE,)),
     ("output", ("bot.render",)),
     ("GitHub, and the store of what GitNeural remembers", ("bot.gh", "bot.store")),

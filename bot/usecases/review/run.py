@@ -52,12 +52,19 @@ from bot.extras import require
 from bot.gh.checks import PAUSED_TITLE
 from bot.gh.mirrors.cache import MirrorNotFoundError
 from bot.gh.permissions import may_command
-from bot.gh.pulls import PostedReview, PullInfo, gitneural_reviews, read_pull
+from bot.gh.pulls import (
+    PostedReview,
+    PullInfo,
+    gitneural_reviews,
+    read_comment_bodies,
+    read_pull,
+)
 from bot.jobs import ReviewJob
 from bot.text import one_line
 from bot.usecases.context import JobContext
 from bot.usecases.errors import FencedError, TransientJobError, unfenced
 from bot.usecases.eyes import add_eyes_reaction
+from bot.usecases.images import images_wanted
 from bot.usecases.poster import Poster
 from bot.usecases.pull_change import PullChange
 from bot.usecases.review.check_run import JobCheck
@@ -236,14 +243,23 @@ class _JobRun:
             return JobOutcome("skipped", detail=f"{gate.reason}: check run skipped")
         last = self.earlier[-1].marker.head if self.earlier else None
         incremental = job.trigger in INCREMENTAL and not job.full
+        # The /review comment's images come with the description's.
+        asked = (
+            read_comment_bodies(self.gh, job.repo, job.comment_id, on_401=self._forget_token)
+            if job.comment_id is not None and images_wanted(gate)
+            else None
+        )
         pc, refused = budget_check(
-            self.ctx, job, gate, lambda: pull_change(mirror, pull, refs, last, incremental)
+            self.ctx,
+            job,
+            gate,
+            lambda: pull_change(mirror, pull, refs, last, incremental, gate, asked),
         )
         if refused is not None:
             note = tell_budget_spent(self.ctx, job, self.check, pull.head_sha, refused)
             return JobOutcome("budget", detail=note)
         self.check.start(pull.head_sha)
-        pc = pc or pull_change(mirror, pull, refs, last, incremental)
+        pc = pc or pull_change(mirror, pull, refs, last, incremental, gate, asked)
         nothing_new = pc.since is not None and not pc.change.diff.files
         # Read before the model: the linked issues go into its prompt (and the threads
         # come in the same query).

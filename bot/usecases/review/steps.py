@@ -32,6 +32,7 @@ from bot.review import review
 from bot.settings.repository import Config, config_at, trusted_config
 from bot.usecases.context import JobContext
 from bot.usecases.errors import TransientJobError
+from bot.usecases.images import pull_images
 from bot.usecases.pull_change import MirrorRefs, PullChange, build_change
 from bot.usecases.spend import usage_recorder
 
@@ -164,7 +165,7 @@ def review_change(
     incremental review finds nothing changed in the PR's files. ``pc``: the change, if
     it was built already (for the budget's estimate); ``linked``: the issues it closes."""
     if pc is None:
-        pc = pull_change(mirror, pull, refs, last_reviewed, incremental)
+        pc = pull_change(mirror, pull, refs, last_reviewed, incremental, config)
     if pc.since is not None and not pc.change.diff.files:
         return pc, None
     pc.change.linked_issues = list(linked or [])
@@ -251,10 +252,13 @@ def pull_change(
     refs: MirrorRefs,
     last_reviewed: str | None,
     incremental: bool,
+    config: Config | None = None,
+    comment: tuple[str, str] | None = None,
 ) -> PullChange:
     """The change a review of ``pull`` looks at: the whole PR, or what changed since
-    ``last_reviewed``."""
-    return build_change(
+    ``last_reviewed``; with ``config``, the description's images too (for the budget's
+    estimate and the prompt), and those of the ``comment`` that asked (body, HTML)."""
+    pc = build_change(
         mirror,
         pull,
         base_ref=refs.base,
@@ -262,6 +266,9 @@ def pull_change(
         last_reviewed=last_reviewed,
         incremental=incremental,
     )
+    if config is not None:
+        pc.change.images = pull_images(pull.body_html, pull.body, config, comment=comment)
+    return pc
 
 
 def quota_notice_due(

@@ -370,7 +370,17 @@ def _api_error(exc: ApiError) -> Response:
 
 def create_app(s: Store, api_prefix: str) -> Flask:
     # The route modules import this one for its plumbing: they are loaded when an app is made.
-    from tests.fakes.github import checks, git, graphql, manifests, pulls, rest, threads, users
+    from tests.fakes.github import (
+        attachments,
+        checks,
+        git,
+        graphql,
+        manifests,
+        pulls,
+        rest,
+        threads,
+        users,
+    )
 
     app = Flask("fakegithub")
     app.config["STORE"] = s
@@ -386,4 +396,5 @@ def create_app(s: Store, api_prefix: str) -> Flask:
     app.register_blueprint(graphql.blueprint(api_prefix))
     app.register_blueprint(manifests.blueprint(api_prefix))
     app.register_blueprint(git.blueprint())
+    app.register_blueprint(attachments.blueprint())
     return app

@@ -17,6 +17,7 @@ from tests.fakes.github.app import (
     store,
     validation_failed,
 )
+from tests.fakes.github.attachments import body_html
 from tests.fakes.github.diff import MAX_BODY
 from tests.fakes.github.shapes import Json, iso
 from tests.fakes.github.store import Repo
@@ -29,7 +30,10 @@ def answer_comment(
     422 message for a blank or over-long body."""
     comment = owned(repo, table, cid)
     if request.method == "GET":
-        return json_response(public(comment))
+        data = public(comment)
+        if "full+json" in request.headers.get("Accept", ""):  # Markdown, HTML and text
+            data.update(body_html=body_html(store(), str(data["body"])), body_text=data["body"])
+        return json_response(data)
     require_token()
     s = store()
     if request.method == "DELETE":

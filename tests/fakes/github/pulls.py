@@ -22,6 +22,7 @@ from tests.fakes.github.app import (
     store,
     validation_failed,
 )
+from tests.fakes.github.attachments import body_html
 from tests.fakes.github.comments import answer_comment
 from tests.fakes.github.diff import (
     MAX_BODY,
@@ -119,7 +120,11 @@ def blueprint(prefix: str) -> Blueprint:
         accept = request.headers.get("Accept", "")
         if "diff" in accept or "patch" in accept:
             return _diff_text(repo, pull)
-        return json_response(store().pull_json(repo, pull))
+        data = store().pull_json(repo, pull)
+        if "full+json" in accept:  # the body as Markdown, HTML and text
+            data["body_html"] = body_html(store(), pull.body)
+            data["body_text"] = pull.body
+        return json_response(data)
 
     @bp.patch(f"{base}/<int:number>")
     def edit_pull(owner: str, name: str, number: int) -> Response:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pygit2
 
+from tests.fakes.github.attachments import new_attachment
 from tests.fakes.github.store import Issue, Pull, Repo, Store
 
 FileMap = Mapping[str, str | bytes | None]
@@ -171,3 +172,16 @@ class RepoHelpers:
     ) -> None:
         changes = {k: v for k, v in (("title", title), ("body", body)) if v is not None}
         self._set_pull(full_name, number, **changes)
+
+    def attach(self, full_name: str, data: bytes, *, redirect_to: str | None = None) -> str:
+        """Upload ``data`` as a pasted image of ``full_name``; the Markdown link to it."""
+        return new_attachment(
+            self.store, data, self.store.repo(full_name).id, redirect_to=redirect_to
+        )
+
+    def serve_elsewhere(self, name: str, data: bytes) -> str:
+        """Serve ``data`` as not-GitHub: its URL names the fake by another host name."""
+        with self.store.lock:
+            self.store.elsewhere[name] = data
+        web = self.store.web_url
+        return web.replace("127.0.0.1", "localhost", 1) + f"/elsewhere/{name}"

@@ -174,6 +174,19 @@ class RequestRecord:
         return asdict(self)
 
 
+@dataclass
+class Attachment:
+    """An image pasted into a pull request (``attachments.py`` serves it)."""
+
+    data: bytes
+    content_type: str
+    #: The signature its signed link carries.
+    jwt: str
+    repo_id: int
+    #: Where ``/user-attachments/assets/ID`` redirects instead of the signed link.
+    redirect_to: str | None = None
+
+
 class Store(Shapes):
     def __init__(self, root: Path, *, app_id: int, app_slug: str, private_key_pem: str) -> None:
         self.root = root
@@ -208,6 +221,9 @@ class Store(Shapes):
         self.conversion_overrides: Json = {}
         self.webhook_secret: str | None = None
         self.hook_url: str | None = None
+        #: Attachments by id, and what ``/elsewhere/NAME`` (not GitHub) serves.
+        self.attachments: dict[str, Attachment] = {}
+        self.elsewhere: dict[str, bytes] = {}
 
     @property
     def bot_login(self) -> str:

@@ -47,8 +47,11 @@ def tools_reply(*calls: tuple[str, dict[str, Any]], reasoning: str = "Let me loo
 
 
 def user_text(body: dict[str, Any]) -> str:
-    """The first user message: the change under review."""
-    return str(next(m["content"] for m in body["messages"] if m["role"] == "user"))
+    """The first user message: the change under review (its text parts, with images)."""
+    content = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if p.get("type") == "text")
+    return str(content)
 
 
 def tool_results(body: dict[str, Any]) -> dict[str, str]:

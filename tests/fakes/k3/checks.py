@@ -173,6 +173,8 @@ def check_messages(messages: Any, reasoning_field: str, sent: SentMessages | Non
             raise invalid(f"messages[{index}] must have a role in {', '.join(ROLES)}")
         if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
             raise invalid(f"tool message at index {index} has no tool_call_id")
+        if isinstance(message.get("content"), list):
+            _check_parts(message["content"], index)
         if message["role"] != "assistant":
             continue
         calls = message.get("tool_calls")
@@ -210,3 +212,17 @@ def _check_answers(messages: list[Any], index: int, calls: Any) -> None:
     extra = set(answers) - set(ids)
     if extra:
         raise invalid(f"tool messages after index {index} answer unknown ids {sorted(extra)}")
+
+
+_DATA_URI = ("data:image/png;base64,", "data:image/jpeg;base64,")
+
+
+def _check_parts(parts: list[Any], index: int) -> None:
+    """OpenAI-style content parts: text, or an image as a base64 data URI."""
+    for n, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            continue
+        url = part.get("image_url", {}).get("url") if kind == "image_url" else None
+        if not isinstance(url, str) or not url.startswith(_DATA_URI):
+            raise invalid(f"messages[{index}].content[{n}] is not a text or image_url part")

@@ -6,6 +6,7 @@ handler reaches the stub through ``self.server.stub``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import struct
@@ -41,9 +42,41 @@ class RecordedRequest:
 
 
 def prompt_text(body: dict[str, Any]) -> str:
-    """The serialised prompt, stable part first, as a prefix cache would see it."""
+    """The serialised prompt, stable part first, as a prefix cache would see it; an
+    image as a short stand-in of its hash (its cost is :func:`image_tokens`', not its
+    data URI's length)."""
     head = f"{body.get('model')}|{body.get('reasoning_effort', 'max')}|"
-    return head + _dumps(body.get("tools") or []) + "".join(map(_dumps, body["messages"]))
+    messages = [_without_image_data(m) for m in body["messages"]]
+    return head + _dumps(body.get("tools") or []) + "".join(map(_dumps, messages))
+
+
+def _without_image_data(message: Any) -> Any:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    parts = [
+        {"type": "image_url", "image": hashlib.sha256(_dumps(p).encode()).hexdigest()[:16]}
+        if isinstance(p, dict) and p.get("type") == "image_url"
+        else p
+        for p in content
+    ]
+    return {**message, "content": parts}
+
+
+def image_tokens(body: dict[str, Any]) -> int:
+    """What the images of a request cost: the flat 1,024 tokens Moonshot bills each at."""
+    return 1024 * len(image_urls(body))
+
+
+def image_urls(body: dict[str, Any]) -> list[str]:
+    """The data URIs of every image part of the request, in order."""
+    return [
+        str(part["image_url"]["url"])
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for part in m["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    ]
 
 
 def _dumps(value: Any) -> str:
@@ -158,8 +191,13 @@ class StubHandler(BaseHTTPRequestHandler):
             )
         rec.assistant_checked = check_messages(body["messages"], stub.reasoning_field, stub.sent)
         stub.count_checked(rec.assistant_checked)
+        if not stub.images and image_urls(body):
+            # vLLM's words when the model is served without its vision tower.
+            raise StubError(
+                400, "invalid_request_error", "At most 0 image(s) may be provided in one request."
+            )
         prompt = prompt_text(body)
-        prompt_tokens = estimate_tokens(prompt)
+        prompt_tokens = estimate_tokens(prompt) + image_tokens(body)
         if prompt_tokens + body["max_completion_tokens"] > stub.context_window:
             raise StubError(
                 400,

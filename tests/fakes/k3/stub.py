@@ -70,7 +70,10 @@ class K3Stub:
         rate_window: float = 60.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        images: bool = True,
     ) -> None:
+        #: False: a text-only deployment, answering 400 to a request with an image.
+        self.images = images
         self.rate_limit, self.rate_window = rate_limit, rate_window
         self.rate_limited = 0
         #: ``time.monotonic()`` of every chat request that reached the rate limit check.

@@ -1,0 +1,97 @@
+"""The images of a pull request's review: its description's, fetched from GitHub's
+attachment hosts only, before the review core adds those the change's files hold.
+
+``KIMI_IMAGES=0`` and ``[review] images = false`` turn them off; at most ``images_max``
+are fetched (the rest are named without a request), each refused past
+``image_max_bytes``. ``GITNEURAL_ATTACHMENTS_URL`` adds the origins (comma-separated) a
+GitHub Enterprise Server serves its attachments from; tests point it at the fake.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+from bot.domain.images import ChangeImages, NamedImage, PreparedImage
+from bot.gh.attachments import fetch_attachment
+from bot.images.hosts import Hosts, shown_link
+from bot.images.links import Link, html_links, markdown_links
+from bot.images.prepare import prepare
+from bot.images.switch import images_for
+from bot.settings.repository import Config
+
+Fetch = Callable[[str, Hosts, int], "bytes | str"]
+
+
+def deployment_hosts(env: Mapping[str, str] | None = None) -> Hosts:
+    env = os.environ if env is None else env
+    return Hosts.with_extra(env.get("GITNEURAL_ATTACHMENTS_URL", "").split(","))
+
+
+def images_wanted(config: Config, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a review under ``config`` shows images at all (worth reading a comment for)."""
+    return images_for(config, env) is not None
+
+
+def pull_images(
+    body_html: str,
+    body: str,
+    config: Config,
+    env: Mapping[str, str] | None = None,
+    *,
+    comment: tuple[str, str] | None = None,
+    fetch: Fetch = fetch_attachment,
+) -> ChangeImages | None:
+    """The description's images under ``config`` (None when images are off), then those
+    of the ``/review`` comment that asked for the review (its body and ``body_html``)."""
+    wanted = images_for(config, env)
+    if wanted is None:
+        return None
+    hosts = deployment_hosts(env)
+    _described(_links(body_html, body), wanted, hosts, fetch, "description")
+    if comment is not None:
+        _described(_links(comment[1], comment[0]), wanted, hosts, fetch, "comment")
+    return wanted
+
+
+def _links(html: str, markdown: str) -> list[Link]:
+    return html_links(html) if html.strip() else markdown_links(markdown)
+
+
+def _described(
+    links: list[Link],
+    wanted: ChangeImages,
+    hosts: Hosts,
+    fetch: Fetch,
+    source: Literal["description", "comment"],
+) -> None:
+    whose = "the description's" if source == "description" else "the /review comment's"
+    for number, link in enumerate(links, 1):
+        name = f"{whose} {_ordinal(number)} link ({shown_link(link.url)})"
+        if link.video:
+            wanted.named.append(NamedImage(name, "a video: videos are not sent"))
+            continue
+        why = hosts.refusal(link.url)
+        if why is not None:
+            wanted.named.append(NamedImage(name, f"not fetched: {why}"))
+            continue
+        if len(wanted.described) >= wanted.max_images:
+            over = f"over the {wanted.max_images} images a review sends"
+            wanted.named.append(NamedImage(name, over))
+            continue
+        got = fetch(link.url, hosts, wanted.max_bytes)
+        if isinstance(got, str):
+            wanted.named.append(NamedImage(name, got))
+            continue
+        label = link.label or "(no text before it)"
+        prepared = prepare(got, label, name, wanted.max_bytes, source=source)
+        if isinstance(prepared, PreparedImage):
+            wanted.described.append(prepared)
+        else:
+            wanted.named.append(prepared)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
