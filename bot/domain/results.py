@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bot.domain.diff import Side
+from bot.domain.route import Route
 from bot.domain.walkthrough import Walkthrough
 from bot.usage import Usage
 
@@ -126,6 +127,8 @@ class ReviewResult:
     learnings_left_out: list[int] = field(default_factory=list)
     #: What the change is (``[walkthrough] enabled``), when K3 wrote a usable one.
     walkthrough: Walkthrough | None = None
+    #: The route the change took (``bot.review.route``): its effort, endpoint and reason.
+    route: Route | None = None
 
     def unquoted(self) -> int:
         """How many findings were dropped because the code they quote is not there."""

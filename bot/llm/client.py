@@ -16,9 +16,11 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 
 from bot import metrics
+from bot.domain.route import Endpoint
 from bot.effort import Effort
 from bot.errors import (
     ModelError,
@@ -52,11 +54,20 @@ class K3Client:
     """
 
     def __init__(
-        self, settings: LLMSettings, *, on_usage: Callable[[Usage], None] | None = None
+        self,
+        settings: LLMSettings,
+        *,
+        on_usage: Callable[[Usage], None] | None = None,
+        on_routine_usage: Callable[[Usage], None] | None = None,
+        endpoint: Endpoint = "main",
     ) -> None:
         self.settings = settings
         #: Told each answered request's tokens (the workers record them per PR and kind).
         self.on_usage = on_usage
+        #: Likewise for the routine endpoint's requests, recorded apart (None: ``on_usage``).
+        self.on_routine_usage = on_routine_usage
+        #: Which of the deployment's endpoints this client asks (its metrics say so).
+        self.endpoint: Endpoint = endpoint
         self.model = settings.model
         self.effort: Effort = settings.effort
         self.usage = Usage()
@@ -66,6 +77,17 @@ class K3Client:
         self._reasoning_field = "reasoning_content"
         self._sdk: Any = None
         self._sdk_lock = threading.Lock()
+
+    def for_route(self, effort: Effort, endpoint: Endpoint) -> K3Client:
+        """A client of the same deployment at ``effort`` on ``endpoint``, its usage told
+        apart when the endpoint is the routine one."""
+        told = (self.on_routine_usage or self.on_usage) if endpoint == "routine" else self.on_usage
+        return K3Client(
+            replace(self.settings.on(endpoint), effort=effort),
+            on_usage=told,
+            on_routine_usage=self.on_routine_usage,
+            endpoint=endpoint,
+        )
 
     @property
     def started(self) -> bool:
@@ -205,7 +227,7 @@ class K3Client:
             metrics.model_request(status)
             raise
         else:
-            metrics.model_request(status, turn.usage)
+            metrics.model_request(status, turn.usage, routine=self.endpoint == "routine")
             if self.on_usage is not None:
                 self.on_usage(turn.usage)
             return turn

@@ -1,13 +1,15 @@
 """How GitNeural reaches K3: the key, the server, the model, the effort, timeouts and
-retries, from the environment. ``repr`` never shows the key."""
+retries, from the environment; and the routine endpoint a route may send a change to
+(``KIMI_ROUTINE_*``, each the main one's when unset). ``repr`` never shows a key."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from bot.domain.route import Endpoint
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError, MissingKeyError
 from bot.llm.errors import display_url
@@ -32,16 +34,34 @@ class LLMSettings:
     backoff_max: float = 60.0  # also caps how long a retry-after is honoured
     #: The deployment's shared model rate limit, taken before every attempt; ``None``: none.
     budget: RequestBudget | None = field(default=None, repr=False, compare=False)
+    #: The routine endpoint (``model = "routine"`` routes); None: the main one's.
+    routine_model: str | None = None
+    routine_base_url: str | None = None
+    routine_api_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:
             raise ConfigError(
                 f"reasoning effort must be one of {', '.join(EFFORTS)}, not {self.effort!r}"
             )
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"KIMI_BASE_URL must be an http(s) URL, not {display_url(self.base_url)!r}"
-            )
+        for name, url in (
+            ("KIMI_BASE_URL", self.base_url),
+            ("KIMI_ROUTINE_BASE_URL", self.routine_base_url or self.base_url),
+        ):
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{name} must be an http(s) URL, not {display_url(url)!r}")
+
+    def on(self, endpoint: Endpoint) -> LLMSettings:
+        """These settings for ``endpoint``: the routine one takes its own model, server
+        and key where they are set."""
+        if endpoint == "main":
+            return self
+        return replace(
+            self,
+            model=self.routine_model or self.model,
+            base_url=self.routine_base_url or self.base_url,
+            api_key=self.routine_api_key or self.api_key,
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
@@ -58,6 +78,9 @@ class LLMSettings:
             "base_url": env.get("KIMI_BASE_URL", "").strip() or DEFAULT_BASE_URL,
             "model": env.get("GITNEURAL_MODEL", "").strip() or DEFAULT_MODEL,
             "effort": effort,
+            "routine_model": env.get("KIMI_ROUTINE_MODEL", "").strip() or None,
+            "routine_base_url": env.get("KIMI_ROUTINE_BASE_URL", "").strip() or None,
+            "routine_api_key": env.get("KIMI_ROUTINE_API_KEY", "").strip() or None,
         }
         known = {f.name for f in fields(cls)}
         unknown = set(overrides) - known

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from bot.domain.route import Endpoint
 from bot.effort import Effort
 from bot.usage import Usage
 
@@ -61,3 +62,7 @@ class ModelClient(Protocol):
         on_progress: Callable[[Progress], None] | None = None,
         stream: bool = True,
     ) -> AssistantTurn: ...
+
+    def for_route(self, effort: Effort, endpoint: Endpoint) -> ModelClient:
+        """A client of the same deployment at ``effort`` on ``endpoint`` (a route's)."""
+        ...

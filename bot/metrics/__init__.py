@@ -84,15 +84,20 @@ def job_finished(kind: str, outcome: str, seconds: float | None = None) -> None:
         made.job_seconds.labels(kind).observe(max(0.0, seconds))
 
 
-def model_request(status: str, usage: Usage | None = None) -> None:
+def model_request(status: str, usage: Usage | None = None, *, routine: bool = False) -> None:
     """One request to the model API: its HTTP status (``network`` without an answer), and
-    the tokens it reported."""
+    the tokens it reported; a request to the routine endpoint (``KIMI_ROUTINE_*``) has its
+    tokens counted apart as well."""
     made = families()
     made.model_requests.labels(status).inc()
     if usage is not None:
-        made.model_tokens.labels("prompt").inc(usage.prompt_tokens)
-        made.model_tokens.labels("cached").inc(usage.cached_tokens)
-        made.model_tokens.labels("completion").inc(usage.completion_tokens)
+        counters = (
+            [made.model_tokens, made.routine_model_tokens] if routine else [made.model_tokens]
+        )
+        for counter in counters:
+            counter.labels("prompt").inc(usage.prompt_tokens)
+            counter.labels("cached").inc(usage.cached_tokens)
+            counter.labels("completion").inc(usage.completion_tokens)
 
 
 def github_request(status: str) -> None:

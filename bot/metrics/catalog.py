@@ -39,6 +39,7 @@ class Families:
     job_seconds: Histogram
     model_requests: Counter
     model_tokens: Counter
+    routine_model_tokens: Counter
     github_requests: Counter
     mirror_bytes: Gauge
     mirror_evictions: Counter
@@ -118,6 +119,11 @@ def _make_counting() -> Families:
         model_tokens=Counter(
             "gitneural_model_tokens", "Tokens the model API reported, by kind.", ["kind"]
         ),
+        routine_model_tokens=Counter(
+            "gitneural_routine_model_tokens",
+            "Of those, the tokens of the routine endpoint (KIMI_ROUTINE_*), by kind.",
+            ["kind"],
+        ),
         github_requests=Counter(
             "gitneural_github_requests",
             "Requests to GitHub's REST API, retries included, by HTTP status.",
@@ -146,4 +152,5 @@ def _make_counting() -> Families:
             made.jobs.labels(kind, outcome)
     for token_kind in TOKEN_KINDS:
         made.model_tokens.labels(token_kind)
+        made.routine_model_tokens.labels(token_kind)
     return made

@@ -17,7 +17,15 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
       "evidence_not_found": int,      # how many were dropped: quoted code not found
       "refuted": int,                 # how many were dropped: refuted ([review] verify)
       "no_majority": int,             # how many too few passes reported ([review] passes)
-      "walkthrough": Walkthrough | null     # what the change is ([walkthrough] enabled)
+      "walkthrough": Walkthrough | null,    # what the change is ([walkthrough] enabled)
+      "route": Route | null           # the route the change took, decided before the model
+    }
+
+    Route = {
+      "name": "formatting" | "docs" | "sensitive" | "team" | "configured",
+      "effort": "low" | "high" | "max" | "skip",   # skip: no model request at all
+      "endpoint": "main" | "routine", # KIMI_* or KIMI_ROUTINE_*
+      "reason": str                   # why, as the summary and the check run say it
     }
 
     Walkthrough = {
@@ -53,6 +61,7 @@ import json
 from typing import Any
 
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity, SkippedFile
+from bot.domain.route import Route
 from bot.domain.walkthrough import FileNote, IssueVerdict, Walkthrough
 from bot.errors import UsageError
 from bot.text import printable
@@ -91,6 +100,7 @@ def report_dict(result: ReviewResult) -> dict[str, Any]:
         "refuted": result.refuted(),
         "no_majority": result.unmajorities(),
         "walkthrough": _clean(result.walkthrough.as_dict()) if result.walkthrough else None,
+        "route": _clean(result.route.as_dict()) if result.route else None,
     }
 
 
@@ -132,6 +142,18 @@ def _walkthrough(data: dict[str, Any] | None) -> Walkthrough | None:
     )
 
 
+def _route(data: dict[str, Any] | None) -> Route | None:
+    if data is None:
+        return None
+    effort = data["effort"]
+    return Route(
+        name=data["name"],
+        effort=None if effort == "skip" else effort,
+        endpoint=data["endpoint"],
+        reason=data["reason"],
+    )
+
+
 def load_json(text: str) -> ReviewResult:
     """Read a report written by :func:`render_json` (for caches and tools)."""
     try:
@@ -155,6 +177,7 @@ def load_json(text: str) -> ReviewResult:
             duration_s=float(data["duration_s"]),
             dropped=[(_finding(d["finding"]), d["reason"]) for d in data["dropped"]],
             walkthrough=_walkthrough(data.get("walkthrough")),
+            route=_route(data.get("route")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(

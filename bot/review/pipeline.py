@@ -24,6 +24,7 @@ from bot.domain.diff import FileDiff
 from bot.domain.images import NamedImage, PreparedImage
 from bot.domain.learnings import Learning
 from bot.domain.results import Coverage, Finding, ReviewResult, SkippedFile
+from bot.domain.route import Route
 from bot.effort import Effort
 from bot.llm.types import ModelClient, Progress
 from bot.review.agent.levers import Levers, review_tools
@@ -42,6 +43,7 @@ from bot.review.prompt import (
     render_messages,
 )
 from bot.review.related.finder import RelatedFinder, RelatedLimits
+from bot.review.route import decide_route
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text, secret_findings, secret_notes
 from bot.review.selection import select_files
@@ -84,6 +86,8 @@ class ReviewPlan:
     #: The images the first prompt shows, and those only named in the summary.
     images: list[PreparedImage] = field(default_factory=list)
     images_named: list[NamedImage] = field(default_factory=list)
+    #: The route the change takes (``bot.review.route``); ``effort`` is the route's.
+    route: Route | None = None
 
     @property
     def coverage(self) -> Coverage:
@@ -127,6 +131,9 @@ class PlanOptions:
     #: The head's symbol index (kept per commit by the entrance), for the related code
     #: and the tools; None: they walk the snapshot.
     symbol_index: SymbolIndex | None = None
+    #: Decide the change's route (``bot.review.route``), whose effort then applies;
+    #: False: ``effort`` as given (an answer in a thread is no review to route).
+    routed: bool = True
 
 
 #: A group's files, the skipped files its prompt lists, and its token budget.
@@ -135,7 +142,10 @@ _Part = tuple[list[FileContext], list[SkippedFile], int]
 
 def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewPlan:
     """Everything a review sends, without a model."""
-    effort = options.effort
+    route = decide_route(change, config, options.effort) if options.routed else None
+    if route is not None and route.effort is None:
+        return _not_sent(change, config, options.effort, route)
+    effort = options.effort if route is None or route.effort is None else route.effort
     agentic = options.agentic
     if agentic is None:
         agentic = config.agent.enabled and effort != "low" and change.head is not None
@@ -238,6 +248,26 @@ def plan_review(change: Change, config: Config, options: PlanOptions) -> ReviewP
         walkthrough=ask,
         images=images if review_parts else [],
         images_named=images_named,
+        route=route,
+    )
+
+
+def _not_sent(change: Change, config: Config, effort: Effort, route: Route) -> ReviewPlan:
+    """The plan of a change its route sends nowhere: every file listed as not sent."""
+    selected, skipped = select_files(change.diff, config.ignore_globs())
+    listed = [SkippedFile(f.path, f"not sent: {route.reason}") for f in selected]
+    return ReviewPlan(
+        change=change,
+        effort=effort,
+        agentic=False,
+        files=[],
+        skipped=sorted(skipped + listed, key=lambda s: s.path),
+        secrets=secret_findings(change.diff),
+        instructions="",
+        messages=[],
+        tools=[],
+        estimated_tokens=0,
+        route=route,
     )
 
 
@@ -346,8 +376,15 @@ def review(
         symbol_index=symbol_index,
     )
     plan = plan_review(change, config, options)
+    route = plan.route
+    if (
+        route is not None
+        and not route.skip
+        and (plan.effort != client.effort or route.endpoint != "main")
+    ):
+        client = client.for_route(plan.effort, route.endpoint)
     usage = Usage()
-    summary = _nothing_to_review(plan)
+    summary = route.line() if route is not None and route.skip else _nothing_to_review(plan)
     model_findings: list[Finding] = []
     coverage = plan.coverage
     walkthrough = None
@@ -393,6 +430,7 @@ def review(
     # A secret in the title or a commit message has no line to be reported on.
     notes = [
         *secret_notes(change.title, change.description),
+        _route_note(route),
         _cut_note(plan.instructions_cut),
         _heuristic_note(plan.heuristic),
         _unparsed_note(plan.unparsed),
@@ -410,7 +448,16 @@ def review(
         dropped=dropped,
         learnings_left_out=list(plan.learnings.left_out),
         walkthrough=walkthrough,
+        route=route,
     )
+
+
+def _route_note(route: Route | None) -> str:
+    """The route's line, when a rule chose it (the configured effort goes without saying;
+    a change not sent says so in place of the model's summary)."""
+    if route is None or route.skip or route.name == "configured":
+        return ""
+    return route.line()
 
 
 def _cut_note(cut: Sequence[str]) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from bot.domain.change import Snapshot
+from bot.domain.route import RouteRule, route_rules
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError, UsageError
 
@@ -150,6 +151,15 @@ class ReviewSettings:
     image_max_bytes: int = 5_000_000
     #: The pre-commit hook sends the images the commit adds or modifies too.
     images_in_hook: bool = False
+    #: Route each change before the model is asked: formatting only (no request), docs
+    #: only (``low``), sensitive paths (``max``, whatever the effort), else the effort;
+    #: the default lists are in docs/configuration.md. ``false``: every change at the effort.
+    routing: bool = True
+    #: The team's routes, tried first, first match wins: ``[[review.route]]`` tables of
+    #: ``paths`` (globs), ``effort`` (``low``, ``high``, ``max`` or ``skip``) and
+    #: optionally ``model = "routine"`` (the ``KIMI_ROUTINE_*`` endpoint). A route at
+    #: ``max`` applies when any file of the change matches; any other when every file does.
+    route: list[RouteRule] = field(default_factory=list)
 
 
 @dataclass
@@ -305,6 +315,8 @@ def _check_value(key: str, value: Any, hint: Any) -> Any:
         return float(value)
     if origin is list and get_args(hint) == (PathInstruction,):
         return _path_instructions(key, value)
+    if origin is list and get_args(hint) == (RouteRule,):
+        return route_rules(key, value)
     if origin is list:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{key} must be a list of strings, not {value!r}")

@@ -121,6 +121,25 @@ SERVER_SETTINGS: Final[tuple[ServerSetting, ...]] = (
     ),
     ServerSetting("GITNEURAL_MODEL", "kimi-k3", "The model's name.", group=_MODEL),
     ServerSetting(
+        "KIMI_ROUTINE_MODEL",
+        "GITNEURAL_MODEL's",
+        'The model of the routine endpoint, which routes with `model = "routine"` ask.',
+        group=_MODEL,
+    ),
+    ServerSetting(
+        "KIMI_ROUTINE_BASE_URL",
+        "KIMI_BASE_URL's",
+        "The OpenAI-compatible API of the routine endpoint.",
+        group=_MODEL,
+    ),
+    ServerSetting(
+        "KIMI_ROUTINE_API_KEY",
+        "KIMI_API_KEY's",
+        "The API key of the routine endpoint.",
+        secret=True,
+        group=_MODEL,
+    ),
+    ServerSetting(
         "GITNEURAL_REASONING_EFFORT",
         "max",
         "Effort when a repository sets none: low, high or max.",

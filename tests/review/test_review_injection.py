@@ -51,6 +51,7 @@ RESULT_FIELDS = {
     "model",
     "effort",
     "duration_s",
+    "route",  # decided from the change alone, before the model: never its output
     "dropped",
     "learnings_left_out",
     "walkthrough",  # text about the change (issue 21), never an action

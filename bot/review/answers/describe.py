@@ -97,7 +97,13 @@ def describe_change(
     plan = plan_review(
         change,
         config,
-        PlanOptions(effort=client.effort, agentic=with_tools, max_groups=1, learnings=learnings),
+        PlanOptions(
+            effort=client.effort,
+            agentic=with_tools,
+            max_groups=1,
+            learnings=learnings,
+            routed=False,  # an answer, not a review: asked at its own effort
+        ),
     )
     group = plan.groups[0] if plan.groups else None
     messages = describe_messages(

@@ -144,7 +144,13 @@ def answer_question(
     plan = plan_review(
         change,
         config,
-        PlanOptions(effort=client.effort, agentic=agentic, max_groups=1, learnings=learnings),
+        PlanOptions(
+            effort=client.effort,
+            agentic=agentic,
+            max_groups=1,
+            learnings=learnings,
+            routed=False,  # an answer, not a review: asked at its own effort
+        ),
     )
     group = plan.groups[0] if plan.groups else None
     messages = ask_messages(

@@ -204,6 +204,7 @@ def check_output(
                 else []
             ),
             coverage_text(result.coverage, pc.scope),
+            *([result.route.line()] if result.route is not None else []),
             usage_line(result.usage, result.model, result.effort, result.duration_s),
         ]
     )

@@ -289,6 +289,10 @@ class _JobRun:
             summary = f"No file of this PR changed since `{since}`.{still}"
             self.check.close(conclusion, "Nothing new to review", summary)
             return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
+        if result.route is not None and result.route.skip and not result.findings:
+            # Its route sent it nowhere (formatting only, a team's skip): nothing to post.
+            self.check.close("success", "Not sent to the model", result.route.line())
+            return JobOutcome("skipped", detail=result.route.line())
         stop = self._moved_on(pull.head_sha)
         if stop is not None:
             return stop

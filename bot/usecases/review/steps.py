@@ -172,7 +172,12 @@ def review_change(
     effort = cast(Effort, job.effort or config.review.effort)  # ReviewJob checked it
     settings = dataclasses.replace(ctx.llm, effort=effort)
     deadline = time.monotonic() + ctx.review_seconds if ctx.review_seconds else None
-    client = K3Client(settings, on_usage=usage_recorder(ctx, job, "review"))
+    client = K3Client(
+        settings,
+        on_usage=usage_recorder(ctx, job, "review"),
+        # Told apart in the store: what the routine endpoint (a route's) cost.
+        on_routine_usage=usage_recorder(ctx, job, "review-routine"),
+    )
     head = pc.change.head
     # Built once per head beside the mirror, from the last indexed commit.
     index = (
