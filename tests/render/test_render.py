@@ -12,6 +12,7 @@ import pytest
 
 from bot.domain.change import Change
 from bot.domain.results import Coverage, Finding, ReviewResult, Severity, SkippedFile
+from bot.domain.route import Route
 from bot.errors import UsageError
 from bot.git.repo import range_change
 from bot.render.json_report import load_json, render_json
@@ -114,6 +115,7 @@ def result(change: Change) -> ReviewResult:
         effort="max",
         duration_s=42.25,
         dropped=dropped,
+        route=Route("sensitive", "max", reason="sensitive: auth/x.py (authentication)"),
     )
 
 
@@ -201,6 +203,7 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "refuted",
         "no_majority",
         "walkthrough",
+        "route",
     }
     assert set(data["findings"][0]) == {
         "path",
@@ -225,6 +228,12 @@ def test_json_round_trip(result: ReviewResult) -> None:
         "requests": 2,
     }
     assert data["dropped"][0]["reason"] == "path not in this change"
+    assert data["route"] == {
+        "name": "sensitive",
+        "effort": "max",
+        "endpoint": "main",
+        "reason": "sensitive: auth/x.py (authentication)",
+    }
     assert load_json(text) == result
 
 
