@@ -40,6 +40,7 @@ def describe_plan(
                 "dry_run": True,
                 "settings": settings_file,
                 "effort": plan.effort,
+                "route": plan.route.as_dict() if plan.route is not None else None,
                 "agentic": plan.agentic,
                 "estimated_prompt_tokens": plan.estimated_tokens,
                 "files": [{"path": f.file.path, "tokens": f.tokens} for f in plan.files],
@@ -69,6 +70,7 @@ def describe_plan(
         f"Dry run: nothing was sent. Effort {plan.effort} ({mode}); "
         f"about {plan.estimated_tokens:,} prompt tokens (estimated).",
         f"Settings: {settings_file}.",
+        *([plan.route.line()] if plan.route is not None else []),
         f"Files in the prompt ({len(plan.files)}):",
     ]
     lines += [f"  {f.file.path}  ~{f.tokens:,} tokens" for f in plan.files] or ["  (none)"]

@@ -4,6 +4,8 @@ import (always from here, or from :mod:`bot.domain`; never from a module inside)
 :func:`review` runs the whole pipeline, :func:`plan_review` everything before the model
 (:mod:`bot.review.pipeline`). The stages, in the order the pipeline runs them:
 
+0. ``route``: the change's effort and endpoint, decided from the change alone (a
+   formatting-only change, ``formatting``, is sent nowhere);
 1. ``selection``: which files are reviewed, and why the others are not;
 2. ``secrets``: committed secrets reported, and redacted from all the model will see;
 3. ``context``: each hunk grown to the function or class around it;

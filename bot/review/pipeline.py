@@ -1,6 +1,7 @@
 """The review core: ``plan_review`` (everything before the model) and ``review``.
 
-Pipeline: select files (ignore globs, binaries, submodules) → scan the diff for committed
+Pipeline: route the change (:mod:`bot.review.route`: its effort and endpoint, or no
+request at all for formatting only) → select files (ignore globs, binaries, submodules) → scan the diff for committed
 secrets → redact everything the model will see → grow hunks to their enclosing
 functions → pack into the token budget, or split a change too large for one prompt into
 groups of related files (:mod:`bot.review.packing.groups`) → add related code (callers and
@@ -35,6 +36,7 @@ from bot.review.context.instructions import Instructions, read_instructions
 from bot.review.context.learnings import NONE, ShownLearnings, change_paths, learnings_for
 from bot.review.findings.check import check_findings
 from bot.review.images import TextOnlyFallback, first_with_images, images_note, review_images
+from bot.review.notes import cut_note, heuristic_note, route_note, unparsed_note
 from bot.review.packing.fit import file_cost, pack
 from bot.review.packing.groups import split_files
 from bot.review.prompt import (
@@ -430,10 +432,10 @@ def review(
     # A secret in the title or a commit message has no line to be reported on.
     notes = [
         *secret_notes(change.title, change.description),
-        _route_note(route),
-        _cut_note(plan.instructions_cut),
-        _heuristic_note(plan.heuristic),
-        _unparsed_note(plan.unparsed),
+        route_note(route),
+        cut_note(plan.instructions_cut),
+        heuristic_note(plan.heuristic),
+        unparsed_note(plan.unparsed),
         images_note(plan.images, plan.images_named, fallback.refused),
     ]
     summary = "\n\n".join(s for s in [summary, *notes] if s)
@@ -450,40 +452,3 @@ def review(
         walkthrough=walkthrough,
         route=route,
     )
-
-
-def _route_note(route: Route | None) -> str:
-    """The route's line, when a rule chose it (the configured effort goes without saying;
-    a change not sent says so in place of the model's summary)."""
-    if route is None or route.skip or route.name == "configured":
-        return ""
-    return route.line()
-
-
-def _cut_note(cut: Sequence[str]) -> str:
-    return Instructions(cut=list(cut)).summary_note()
-
-
-#: Files the heuristic note names, at most; the rest are counted.
-_HEURISTIC_NAMED = 10
-
-
-def _heuristic_note(paths: Sequence[str]) -> str:
-    """The files whose enclosing code was guessed by the heuristic, since its units may
-    be wrong: a reader weighs what the review says of them knowing that."""
-    if not paths:
-        return ""
-    named = ", ".join(paths[:_HEURISTIC_NAMED])
-    more = len(paths) - _HEURISTIC_NAMED
-    return f"Heuristic context (no parser): {named}" + (f" and {more} more." if more > 0 else ".")
-
-
-def _unparsed_note(files: Sequence[tuple[str, str]]) -> str:
-    """The files reviewed without context because their parser refused or failed (too
-    large, nested too deeply, too slow): what the review says of them rests on the diff."""
-    if not files:
-        return ""
-    named = "; ".join(f"{path} ({why})" for path, why in files[:_HEURISTIC_NAMED])
-    more = len(files) - _HEURISTIC_NAMED
-    tail = f"; and {more} more." if more > 0 else "."
-    return f"Reviewed without context (the parser would not read them): {named}{tail}"

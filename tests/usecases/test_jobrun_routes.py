@@ -1,0 +1,81 @@
+"""The router in the App's review job, in process: the fake GitHub, the K3 stub (a second
+one for the routine endpoint), real git. The check run says each change's route."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from bot.usecases.review.run import run_review_job
+from tests.fakes.k3 import K3Stub
+from tests.support.job_world import job_world, submit
+from tests.support.planted import ORIGINAL
+
+HIGH = '[review]\neffort = "high"\n'
+REFORMATTED = ORIGINAL.replace("'hi '", '"hi "').replace("(name)", "( name )")
+
+
+def _summary(runs: list[dict[str, object]]) -> str:
+    [run] = runs
+    assert run["status"] == "completed"
+    output = run["output"]
+    assert isinstance(output, dict)
+    return str(output["summary"])
+
+
+def test_a_readme_only_pull_request_is_asked_at_low_and_says_so(tmp_path: Path) -> None:
+    pr = {"README.md": "# app\n\nWho counts as an adult.\n"}
+    with job_world(tmp_path, base_files={".gitneural.toml": HIGH}, pr_files=pr) as w:
+        w.stub.push(submit())
+        outcome = run_review_job(w.job("opened"), w.ctx)
+        efforts = [r.body["reasoning_effort"] for r in w.stub.chat_requests]
+        summary = _summary(w.check_runs())
+    assert outcome.status == "posted", outcome.detail
+    assert efforts == ["low"]
+    assert "Route: docs only (README.md): effort low." in summary
+
+
+def test_a_sensitive_pull_request_is_asked_at_max(tmp_path: Path) -> None:
+    pr = {"auth/session.py": "def user(token):\n    return token\n"}
+    with job_world(tmp_path, pr_files=pr) as w:  # the world's settings: effort = "low"
+        w.stub.push(submit())
+        outcome = run_review_job(w.job("opened"), w.ctx)
+        efforts = [r.body["reasoning_effort"] for r in w.stub.chat_requests]
+        summary = _summary(w.check_runs())
+    assert outcome.status == "posted", outcome.detail
+    assert efforts == ["max"]
+    assert "Route: sensitive: auth/session.py (authentication): effort max." in summary
+
+
+def test_a_formatting_only_pull_request_passes_without_the_model(tmp_path: Path) -> None:
+    with job_world(tmp_path, pr_files={"people.py": REFORMATTED}) as w:
+        outcome = run_review_job(w.job("opened"), w.ctx)
+        assert w.stub.requests == []
+        [run] = w.check_runs()
+        reviews = w.reviews()
+    assert outcome.status == "skipped", outcome.detail
+    assert reviews == []
+    assert run["conclusion"] == "success"
+    assert run["output"]["summary"] == (
+        "Not sent to the model: formatting only (no file's tokens changed)."
+    )
+
+
+def test_a_routine_route_goes_to_the_routine_endpoint(tmp_path: Path) -> None:
+    settings = HIGH + '\n[[review.route]]\npaths = ["people.py"]\neffort = "low"\nmodel = "routine"\n'
+    with (
+        job_world(tmp_path, base_files={".gitneural.toml": settings}) as w,
+        K3Stub([submit()], models=("kimi-k3-routine",)) as routine,
+    ):
+        llm = dataclasses.replace(
+            w.ctx.llm, routine_base_url=routine.base_url, routine_model="kimi-k3-routine"
+        )
+        ctx = dataclasses.replace(w.ctx, llm=llm)
+        outcome = run_review_job(w.job("opened"), ctx)
+        assert w.stub.requests == []
+        sent = [(r.body["model"], r.body["reasoning_effort"]) for r in routine.chat_requests]
+        summary = _summary(w.check_runs())
+    assert outcome.status == "posted", outcome.detail
+    assert sent == [("kimi-k3-routine", "low")]
+    assert "Route: review.route[0] (people.py): effort low on the routine endpoint." in summary
+    assert "kimi-k3-routine" in summary  # the usage line names the model that answered
