@@ -38,12 +38,15 @@ from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
 from bot.review.prompt import PROMPT_VERSION
 from bot.review.related.finder import RelatedLimits
 from bot.review.token_estimate import estimate_tokens
+from bot.review.route import DOC_EXTENSIONS, SENSITIVE, decide_route
 from bot.review.tools.toolbox import ToolLimits
 
 __all__ = [
+    "DOC_EXTENSIONS",
     "EVIDENCE_WINDOW",
     "LEARNINGS_LIMIT",
     "PROMPT_VERSION",
+    "SENSITIVE",
     "PlanOptions",
     "RelatedLimits",
     "ReviewGroup",
@@ -54,6 +57,7 @@ __all__ = [
     "answer_question",
     "answer_thread",
     "apply_suggestion",
+    "decide_route",
     "describe_change",
     "estimate_tokens",
     "find_file",

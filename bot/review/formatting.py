@@ -5,7 +5,7 @@ Wrong here means a real change left unreviewed, so every doubt answers "not form
 a file added, deleted, renamed or binary; a Python file that does not tokenize; a
 language whose indentation is syntax (YAML, Makefiles …) when more than trailing
 whitespace moved. Text inside string literals counts, whitespace and all; so does the
-space between two operators (``a - -b`` is not ``a --b``).
+space between two operator characters that could fuse (``a - -b`` is not ``a --b``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ _PYTHON = frozenset({".py", ".pyi", ".pyw"})
 _TOKEN = re.compile(
     r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`[^`]*`|(\w+)|(\s+)|([^\w\s])', re.S
 )
+
+#: Operator characters that never fuse with a neighbour into another operator: the space
+#: beside them is layout (``){`` is ``) {``, while ``- -`` is not ``--``).
+_NEVER_FUSE = frozenset("()[]{},;")
 
 #: Python tokens whose text is layout: compared by kind only.
 _LAYOUT_TOKENS = frozenset({tokenize.INDENT, tokenize.NEWLINE, tokenize.ENDMARKER})
@@ -94,7 +98,7 @@ def _tokens(text: str) -> list[str]:
         if space is not None:
             pending_space = True
             continue
-        if operator is not None:
+        if operator is not None and operator not in _NEVER_FUSE:
             if previous_operator and pending_space:
                 found.append(" ")
             previous_operator = True

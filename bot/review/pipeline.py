@@ -1,14 +1,14 @@
 """The review core: ``plan_review`` (everything before the model) and ``review``.
 
 Pipeline: route the change (:mod:`bot.review.route`: its effort and endpoint, or no
-request at all for formatting only) → select files (ignore globs, binaries, submodules) → scan the diff for committed
-secrets → redact everything the model will see → grow hunks to their enclosing
-functions → pack into the token budget, or split a change too large for one prompt into
-groups of related files (:mod:`bot.review.packing.groups`) → add related code (callers and
-definitions, :mod:`bot.review.related`) in the room left → render the prompt(s) →
-converse with K3 (one-shot at ``low`` effort, agentic with read-only tools otherwise;
-the groups of a large change in parallel) → check the findings against the real change
-(quoted evidence, anchoring, suggestions, duplicates, cap).
+request at all for formatting only) → select files (ignore globs, binaries, submodules)
+→ scan the diff for committed secrets → redact everything the model will see → grow
+hunks to their enclosing functions → pack into the token budget, or split a change too
+large for one prompt into groups of related files (:mod:`bot.review.packing.groups`) →
+add related code (callers and definitions, :mod:`bot.review.related`) in the room left →
+render the prompt(s) → converse with K3 (one-shot at ``low`` effort, agentic with
+read-only tools otherwise; the groups of a large change in parallel) → check the findings
+against the real change (quoted evidence, anchoring, suggestions, duplicates, cap).
 """
 
 from __future__ import annotations

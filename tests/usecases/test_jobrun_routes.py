@@ -62,7 +62,9 @@ def test_a_formatting_only_pull_request_passes_without_the_model(tmp_path: Path)
 
 
 def test_a_routine_route_goes_to_the_routine_endpoint(tmp_path: Path) -> None:
-    settings = HIGH + '\n[[review.route]]\npaths = ["people.py"]\neffort = "low"\nmodel = "routine"\n'
+    settings = (
+        HIGH + '\n[[review.route]]\npaths = ["people.py"]\neffort = "low"\nmodel = "routine"\n'
+    )
     with (
         job_world(tmp_path, base_files={".gitneural.toml": settings}) as w,
         K3Stub([submit()], models=("kimi-k3-routine",)) as routine,

@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args, get_origin
 
+from bot.review import DOC_EXTENSIONS, SENSITIVE
 from bot.settings.repository import CONFIG_FILE, DEFAULT_IGNORES, Config
 from bot.settings.server import SERVER_SETTINGS
 
@@ -266,8 +267,61 @@ def render_page(found: Sequence[Section], env: Sequence[EnvSetting] = SERVER_SET
     out.append(
         f"With `default_ignores = true`, these globs are skipped (`*` spans `/`): {globs}.\n"
     )
+    out.append(render_routes())
     out.append(render_env(env))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+ROUTES_INTRO = """\
+## Routes
+
+Before the model is asked, each change is routed from the change alone (the files the
+ignore globs keep), and the route is said with its reason in the review's summary, the
+check run and the JSON report (`route`). The first that applies wins:
+
+1. **formatting only**: the change is empty once trailing whitespace is ignored, or no
+   file's tokens changed (text inside string literals counts; in Python the tokenizer,
+   which sees indentation, judges; in YAML and Makefiles only trailing whitespace may
+   move). No model request at all: one line, exit 0, a passing check run.
+2. the team's `[[review.route]]` tables, in their order. `paths` are globs (without `/` a
+   file name in any directory, `**` spans directories); `effort` is `low`, `high`, `max`
+   or `skip` (no request); `model = "routine"` sends the review to the routine endpoint
+   (`KIMI_ROUTINE_MODEL`, `KIMI_ROUTINE_BASE_URL`, `KIMI_ROUTINE_API_KEY`, each the main
+   one's when unset). A route at `max` applies when any file of the change matches, any
+   other when every file does: a change is never reviewed less because one of its files
+   is routine.
+3. **sensitive**: any file matching the globs below: effort `max`, whatever the
+   configured effort.
+4. **docs only**: every file is documentation (the extensions below): effort `low`.
+5. the configured effort (`--effort`, `GITNEURAL_REASONING_EFFORT`, `[review] effort`).
+
+With `routing = false` only the team's routes apply. For example:
+
+```toml
+[[review.route]]
+paths = ["docs/**", "*.md"]
+effort = "low"
+model = "routine"
+
+[[review.route]]
+paths = ["billing/**"]
+effort = "max"
+```
+"""
+
+
+def render_routes() -> str:
+    """The routes, and the default globs of the sensitive and docs routes."""
+    lines = [ROUTES_INTRO, "| sensitive | globs |", "|---|---|"]
+    lines += [f"| {kind} | {', '.join(f'`{g}`' for g in globs)} |" for kind, globs in SENSITIVE]
+    docs = ", ".join(f"`{e}`" for e in sorted(DOC_EXTENSIONS))
+    lines += [
+        "",
+        "A glob without `/` is a file name in any directory. Docs are the files ending in "
+        f"{docs} (but `CMakeLists.txt`).",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
