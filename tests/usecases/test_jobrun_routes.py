@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from bot.usecases.review.run import run_review_job
 from tests.fakes.k3 import K3Stub
-from tests.support.job_world import job_world, submit
-from tests.support.planted import ORIGINAL
+from tests.support.job_world import REPO, job_world, submit
+from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
 
 HIGH = '[review]\neffort = "high"\n'
 REFORMATTED = ORIGINAL.replace("'hi '", '"hi "').replace("(name)", "( name )")
@@ -47,15 +49,23 @@ def test_a_sensitive_pull_request_is_asked_at_max(tmp_path: Path) -> None:
     assert "Route: sensitive: auth/session.py (authentication): effort max." in summary
 
 
-def test_a_formatting_only_pull_request_passes_without_the_model(tmp_path: Path) -> None:
-    with job_world(tmp_path, pr_files={"people.py": REFORMATTED}) as w:
+@pytest.mark.parametrize(
+    ("gate", "conclusion"),
+    [("", "neutral"), ('\n[github]\ncheck_conclusion = "failure"\n', "success")],
+    ids=["neutral gate", "failing gate"],
+)
+def test_a_formatting_only_pull_request_passes_without_the_model(
+    tmp_path: Path, gate: str, conclusion: str
+) -> None:
+    base = {".gitneural.toml": HIGH + gate}
+    with job_world(tmp_path, base_files=base, pr_files={"people.py": REFORMATTED}) as w:
         outcome = run_review_job(w.job("opened"), w.ctx)
         assert w.stub.requests == []
         [run] = w.check_runs()
         reviews = w.reviews()
     assert outcome.status == "skipped", outcome.detail
     assert reviews == []
-    assert run["conclusion"] == "success"
+    assert run["conclusion"] == conclusion
     assert run["output"]["summary"] == (
         "Not sent to the model: formatting only (no file's tokens changed)."
     )
@@ -81,3 +91,23 @@ def test_a_routine_route_goes_to_the_routine_endpoint(tmp_path: Path) -> None:
     assert sent == [("kimi-k3-routine", "low")]
     assert "Route: review.route[0] (people.py): effort low on the routine endpoint." in summary
     assert "kimi-k3-routine" in summary  # the usage line names the model that answered
+
+
+def test_a_formatting_only_push_keeps_the_gate_on_open_findings(tmp_path: Path) -> None:
+    """A push that only reformats asks nothing, but the earlier critical finding still
+    stands: the failing gate stays failed."""
+    gate = '[review]\neffort = "low"\n[github]\ncheck_conclusion = "failure"\n'
+    with job_world(tmp_path, base_files={".gitneural.toml": gate}) as w:
+        w.stub.push(submit(PLANTED_BUG))
+        assert run_review_job(w.job("opened"), w.ctx).status == "posted"
+        w.gh.push(REPO, "feature", {"people.py": PLANTED.replace("'hi '", '"hi "')})
+        pushed = run_review_job(w.job("synchronize"), w.ctx)
+        requests = len(w.stub.chat_requests)
+        run = max(w.check_runs(), key=lambda r: r["id"])
+    assert pushed.status == "skipped", pushed.detail
+    assert requests == 1  # the first review's only
+    assert run["conclusion"] == "failure"
+    assert run["output"]["summary"] == (
+        "Not sent to the model: formatting only (no file's tokens changed). "
+        "1 finding still open from earlier reviews."
+    )

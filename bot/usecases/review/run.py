@@ -290,8 +290,18 @@ class _JobRun:
             self.check.close(conclusion, "Nothing new to review", summary)
             return JobOutcome("nothing-new", detail=f"nothing changed since {since}")
         if result.route is not None and result.route.skip and not result.findings:
-            # Its route sent it nowhere (formatting only, a team's skip): nothing to post.
-            self.check.close("success", "Not sent to the model", result.route.line())
+            # Its route sent it nowhere (formatting only, a team's skip): nothing to post,
+            # and the gate still counts what earlier reviews found and is still open.
+            memory = recall(
+                self.ctx,
+                self.gh,
+                pull,
+                read_threads=True,
+                on_401=self._forget_token,
+                threads=threads,
+            )
+            conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
+            self.check.close(conclusion, "Not sent to the model", result.route.line() + still)
             return JobOutcome("skipped", detail=result.route.line())
         stop = self._moved_on(pull.head_sha)
         if stop is not None:
