@@ -1,7 +1,9 @@
-"""The router on real history (issue 35): the last :data:`LAST` first-parent commits of
-each of the six shared repositories, each as a change (``c^..c``) routed as the review
-core routes it with the default settings (effort ``max``, so only *formatting only* and
-*docs only* lower it; *sensitive* keeps ``max``).
+"""The router on real history (issue 35): routes and tokens over the last commits of the
+six shared repositories.
+
+The last :data:`LAST` first-parent commits of each, each as a change (``c^..c``) routed
+as the review core routes it with the default settings (effort ``max``, so only
+*formatting only* and *docs only* lower it; *sensitive* keeps ``max``):
 
 - **Share of changes per route**: formatting only (no request), docs only (``low``),
   sensitive (``max``), the configured effort (``max``).
