@@ -134,10 +134,11 @@ def review_and_report(
     from bot.llm.settings import LLMSettings
     from bot.render.progress import ProgressLine
     from bot.render.text import count_line
-    from bot.review import review
+    from bot.review import decide_route, review
 
     settings = LLMSettings.from_env(effort=effort, stall_timeout=config.review.stall_timeout)
-    settings.require_key()
+    if not decide_route(change, config, effort).skip:  # a change sent nowhere needs no key
+        settings.require_key()
     if not args.yes:
         _size_guard(change, config, effort, index)
     timeout = args.timeout or config.review.timeout

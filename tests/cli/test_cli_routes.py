@@ -64,6 +64,14 @@ def test_a_formatting_only_change_asks_nothing_and_passes(tmp_path: Path) -> Non
     assert "Not sent to the model: formatting only" in text.stdout
 
 
+def test_a_formatting_only_change_needs_no_key(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path)
+    stage(repo, {"people.py": REFORMATTED})
+    result = run_cli(["review", "--staged"], tmp_path / "repo")
+    assert result.returncode == 0, result.stderr
+    assert "Not sent to the model: formatting only" in result.stdout
+
+
 def test_a_change_of_meaning_is_no_formatting(tmp_path: Path) -> None:
     """The same reformatting, plus one changed operator: reviewed."""
     repo = repo_with(tmp_path)
