@@ -292,14 +292,8 @@ class _JobRun:
         if result.route is not None and result.route.skip and not result.findings:
             # Its route sent it nowhere (formatting only, a team's skip): nothing to post,
             # and the gate still counts what earlier reviews found and is still open.
-            memory = recall(
-                self.ctx,
-                self.gh,
-                pull,
-                read_threads=True,
-                on_401=self._forget_token,
-                threads=threads,
-            )
+            memory = recall(self.ctx, self.poster, pull, read_threads=True, threads=threads)
+            self.fence()  # settling replies in and resolves the threads of fixed findings
             conclusion, still = memory.verdict(memory.settle([], mirror), gate.github)
             self.check.close(conclusion, "Not sent to the model", result.route.line() + still)
             return JobOutcome("skipped", detail=result.route.line())
