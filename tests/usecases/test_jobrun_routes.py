@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.metrics.exposition import render, scrape_registry
 from bot.usecases.review.run import run_review_job
 from tests.fakes.k3 import K3Stub
 from tests.support.job_world import REPO, job_world, submit
 from tests.support.planted import ORIGINAL, PLANTED, PLANTED_BUG
+from tests.support.scrape import parse
 
 HIGH = '[review]\neffort = "high"\n'
 REFORMATTED = ORIGINAL.replace("'hi '", '"hi "').replace("(name)", "( name )")
@@ -83,7 +85,9 @@ def test_a_routine_route_goes_to_the_routine_endpoint(tmp_path: Path) -> None:
             w.ctx.llm, routine_base_url=routine.base_url, routine_model="kimi-k3-routine"
         )
         ctx = dataclasses.replace(w.ctx, llm=llm)
+        before = _tokens()
         outcome = run_review_job(w.job("opened"), ctx)
+        after = _tokens()
         assert w.stub.requests == []
         sent = [(r.body["model"], r.body["reasoning_effort"]) for r in routine.chat_requests]
         summary = _summary(w.check_runs())
@@ -91,6 +95,19 @@ def test_a_routine_route_goes_to_the_routine_endpoint(tmp_path: Path) -> None:
     assert sent == [("kimi-k3-routine", "low")]
     assert "Route: review.route[0] (people.py): effort low on the routine endpoint." in summary
     assert "kimi-k3-routine" in summary  # the usage line names the model that answered
+    # Counted apart, and among all the model's tokens as well.
+    routine_prompt = after[0] - before[0]
+    assert routine_prompt == routine.chat_requests[0].usage["prompt_tokens"] > 0
+    assert after[1] - before[1] == routine_prompt
+
+
+def _tokens() -> tuple[float, float]:
+    """This process's prompt tokens: the routine endpoint's, and all of them."""
+    scraped = parse(render(scrape_registry())[0].decode())
+    return (
+        scraped.value("gitneural_routine_model_tokens_total", kind="prompt"),
+        scraped.value("gitneural_model_tokens_total", kind="prompt"),
+    )
 
 
 def test_a_formatting_only_push_keeps_the_gate_on_open_findings(tmp_path: Path) -> None:
