@@ -37,8 +37,8 @@ from bot.review.findings.suggestions import SuggestionError, apply_suggestion, r
 from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
 from bot.review.prompt import PROMPT_VERSION
 from bot.review.related.finder import RelatedLimits
-from bot.review.token_estimate import estimate_tokens
 from bot.review.route import DOC_EXTENSIONS, SENSITIVE, decide_route
+from bot.review.token_estimate import estimate_tokens
 from bot.review.tools.toolbox import ToolLimits
 
 __all__ = [

@@ -31,6 +31,8 @@ from bot.domain.images import (
     messages_image_tokens,
     text_size,
 )
+from bot.domain.route import Endpoint
+from bot.effort import Effort
 from bot.errors import ImagesUnsupportedError
 from bot.images.prepare import prepare
 from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice
@@ -247,3 +249,8 @@ class TextOnlyFallback:
             except ImagesUnsupportedError:
                 self.refused = True
         return ask(without_images(messages))
+
+    def for_route(self, effort: Effort, endpoint: Endpoint) -> ModelClient:
+        """The inner client's for a route, still falling back (the review routes before
+        it wraps, so this keeps the protocol whole)."""
+        return TextOnlyFallback(self.inner.for_route(effort, endpoint))
