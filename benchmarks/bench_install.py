@@ -100,6 +100,7 @@ def _closure_rows() -> list[Row]:
     light = _closure(light_reqs)
     full = light | _closure(_expanded("app", extras))
     parsers = _closure(_expanded("parsers", extras)) - light
+    images = _closure(_expanded("images", extras)) - light
     light_mb, full_mb = _megabytes(light), _megabytes(full)
     ratio = light_mb / full_mb
     return [
@@ -118,6 +119,12 @@ def _closure_rows() -> list[Row]:
         row(
             "[parsers] extra alone: size on disk (closure here)",
             round(_megabytes(parsers), 1),
+            "MB",
+        ),
+        # And for Pillow, the images extra.
+        row(
+            "[images] extra alone: size on disk (closure here)",
+            round(_megabytes(images), 1),
             "MB",
         ),
     ]

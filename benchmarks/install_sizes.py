@@ -35,6 +35,7 @@ MEASURES = {
     "full_packages": "fresh venv, with [app]: packages (pip list)",
     "full_mb": "fresh venv, with [app]: site-packages",
     "parsers_mb": "[parsers] extra alone: size on disk (closure here)",
+    "images_mb": "[images] extra alone: size on disk (closure here)",
 }
 TEMPLATES = {
     "installs": (
@@ -42,6 +43,7 @@ TEMPLATES = {
         "the App's install puts {full_packages} packages, {full_mb} MB"
     ),
     "parsers": "about {parsers_mb} MB",
+    "images": "about {images_mb} MB",
 }
 
 

@@ -4,7 +4,9 @@ them when they are missing.
 The default install carries the command line, the pre-commit hook, ``review --pr`` and
 the GitHub Action's runner; ``gitneural[store]`` adds the memory of a pull request's
 findings (SQLAlchemy, Alembic) and ``gitneural[app]`` the server (Flask, Celery,
-gunicorn, the broker clients, PostgreSQL's driver, prometheus_client). Whether a
+gunicorn, the broker clients, PostgreSQL's driver, prometheus_client). Two are optional
+everywhere, the review going on without them: ``parsers`` (tree-sitter) and ``images``
+(Pillow). Whether a
 package is there is asked of the import system without importing it: the check costs
 no start-up time.
 """
@@ -26,6 +28,8 @@ EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "store": ("sqlalchemy", "alembic"),
     # Optional everywhere: without it the review falls back to heuristics.
     "parsers": ("tree_sitter",),
+    # Optional everywhere: without it no image is sent, and the summary says how many.
+    "images": ("PIL",),
     "app": (
         "sqlalchemy",
         "alembic",
@@ -82,3 +86,12 @@ def require(extra: str, what: str) -> None:
             f"{what} needs the {extra!r} extra ({', '.join(absent)} not installed): "
             f"{install_command(extra)}"
         )
+
+
+def left_out(extra: str, package: str) -> str | None:
+    """Why what ``extra`` brings is left out here, as a review's summary says it: the
+    ``package`` it lacks and the install command ("Pillow is not installed (… -m pip
+    install 'gitneural[images]')"); None when the extra is installed."""
+    if not missing(extra):
+        return None
+    return f"{package} is not installed ({install_command(extra)})"

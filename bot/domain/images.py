@@ -58,6 +58,9 @@ class NamedImage:
     #: The link (its host and path, never a signature) or the file path and side.
     what: str
     reason: str
+    #: The extra whose absence kept it out (``images``: Pillow is not installed), when
+    #: that is the reason: the summary counts those in one line instead of naming each.
+    extra: str = ""
 
 
 @dataclass

@@ -16,6 +16,7 @@ import warnings
 from typing import Literal
 
 from bot.domain.images import NamedImage, PreparedImage
+from bot.extras import left_out
 
 #: The long side an image is downscaled to, at most (see the module's docstring).
 MAX_SIDE = 2048
@@ -42,6 +43,17 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
+def pillow_missing() -> str | None:
+    """Why no image can be prepared here, when Pillow (the ``images`` extra) is not
+    installed: then none is fetched or read, and each is named with this reason."""
+    return left_out("images", "Pillow")
+
+
+def not_prepared(what: str, reason: str) -> NamedImage:
+    """``what``, left out because Pillow is missing (``reason``: :func:`pillow_missing`)."""
+    return NamedImage(what, reason, extra="images")
+
+
 def prepare(
     data: bytes,
     label: str,
@@ -56,8 +68,12 @@ def prepare(
     kind = sniff(data)
     if kind is None:
         return NamedImage(what, "not a PNG, JPEG, GIF or WebP image")
-    # Imported here: a review without images (the hook's usual case) never loads Pillow.
-    from PIL import Image, ImageOps
+    # Imported here: a review without images (the hook's usual case) never loads Pillow,
+    # and the default install, which has none, reviews without images.
+    try:
+        from PIL import Image, ImageOps
+    except ImportError:
+        return not_prepared(what, pillow_missing() or "Pillow cannot be imported")
 
     try:
         with warnings.catch_warnings():

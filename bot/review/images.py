@@ -4,7 +4,9 @@ The description's and the ``/review`` comment's images come prepared with the ch
 (its entrance fetched them from GitHub's attachment hosts only); the images the change
 adds or modifies are read here from the repository's own blobs: the new side, and the
 old side too when modified.
-Together they are capped at ``max_images``; the rest are named in the summary.
+Together they are capped at ``max_images``; the rest are named in the summary. Without
+Pillow (the ``images`` extra) no blob is read: the summary counts the images left out
+in one line, with the command that installs it.
 
 They go at the end of the change's user message, after all of its text, as
 OpenAI-style content parts each preceded by a text part with its label: everything
@@ -34,7 +36,7 @@ from bot.domain.images import (
 from bot.domain.route import Endpoint
 from bot.effort import Effort
 from bot.errors import ImagesUnsupportedError
-from bot.images.prepare import prepare
+from bot.images.prepare import not_prepared, pillow_missing, prepare
 from bot.llm.types import AssistantTurn, ModelClient, Progress, ToolChoice
 from bot.review.agent.parallel import ReviewGroup
 from bot.review.prompt import Fences
@@ -68,9 +70,11 @@ def review_images(change: Change) -> tuple[list[PreparedImage], list[NamedImage]
 
 
 def file_images(change: Change, max_bytes: int) -> tuple[list[PreparedImage], list[NamedImage]]:
-    """The images the change adds or modifies, from its snapshots' blobs."""
+    """The images the change adds or modifies, from its snapshots' blobs (each only
+    named, unread, when Pillow is missing)."""
     sent: list[PreparedImage] = []
     named: list[NamedImage] = []
+    lacking = pillow_missing()
     for file in sorted(change.diff.files, key=lambda f: f.path):
         if file.status not in (FileStatus.ADDED, FileStatus.MODIFIED, FileStatus.RENAMED):
             continue
@@ -82,6 +86,9 @@ def file_images(change: Change, max_bytes: int) -> tuple[list[PreparedImage], li
         for side, snapshot, path in sides:
             shown = f"{redact_path(path)} ({side})"
             if snapshot is None:
+                continue
+            if lacking is not None:
+                named.append(not_prepared(shown, lacking))
                 continue
             size = snapshot.size(path)
             if size is not None and size > max_bytes:
@@ -166,6 +173,11 @@ def images_note(sent: Sequence[PreparedImage], named: Sequence[NamedImage], refu
         )
     elif sent:
         lines.append("Images looked at: " + "; ".join(_short(i.name) for i in sent) + ".")
+    # Those an extra's absence kept out: one line for each reason, with its count.
+    for reason in dict.fromkeys(n.reason for n in named if n.extra):
+        count = sum(1 for n in named if n.extra and n.reason == reason)
+        lines.append(f"{count} image{'s' if count != 1 else ''} not sent: {reason}.")
+    named = [n for n in named if not n.extra]
     if named:
         lines.append(
             "Images not sent: " + "; ".join(f"{_short(n.what)} ({n.reason})" for n in named) + "."

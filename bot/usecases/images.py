@@ -5,6 +5,8 @@ attachment hosts only, before the review core adds those the change's files hold
 are fetched (the rest are named without a request), each refused past
 ``image_max_bytes``. ``GITNEURAL_ATTACHMENTS_URL`` adds the origins (comma-separated) a
 GitHub Enterprise Server serves its attachments from; tests point it at the fake.
+Without Pillow (the ``images`` extra) none is fetched: each is named, and the summary
+counts them with the command that installs it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from bot.domain.images import ChangeImages, NamedImage, PreparedImage
 from bot.gh.attachments import fetch_attachment
 from bot.images.hosts import Hosts, shown_link
 from bot.images.links import Link, html_links, markdown_links
-from bot.images.prepare import prepare
+from bot.images.prepare import not_prepared, pillow_missing, prepare
 from bot.images.switch import images_for
 from bot.settings.repository import Config
 
@@ -49,9 +51,10 @@ def pull_images(
     if wanted is None:
         return None
     hosts = deployment_hosts(env)
-    _described(_links(body_html, body), wanted, hosts, fetch, "description")
+    lacking = pillow_missing()
+    _described(_links(body_html, body), wanted, hosts, fetch, "description", lacking)
     if comment is not None:
-        _described(_links(comment[1], comment[0]), wanted, hosts, fetch, "comment")
+        _described(_links(comment[1], comment[0]), wanted, hosts, fetch, "comment", lacking)
     return wanted
 
 
@@ -65,7 +68,10 @@ def _described(
     hosts: Hosts,
     fetch: Fetch,
     source: Literal["description", "comment"],
+    lacking: str | None,
 ) -> None:
+    """Each link fetched and prepared, or named with why not; none is fetched when
+    ``lacking`` says Pillow is missing (nothing could prepare the bytes)."""
     whose = "the description's" if source == "description" else "the /review comment's"
     for number, link in enumerate(links, 1):
         name = f"{whose} {_ordinal(number)} link ({shown_link(link.url)})"
@@ -75,6 +81,9 @@ def _described(
         why = hosts.refusal(link.url)
         if why is not None:
             wanted.named.append(NamedImage(name, f"not fetched: {why}"))
+            continue
+        if lacking is not None:
+            wanted.named.append(not_prepared(name, lacking))
             continue
         if len(wanted.described) >= wanted.max_images:
             over = f"over the {wanted.max_images} images a review sends"

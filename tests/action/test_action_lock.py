@@ -1,7 +1,7 @@
 """The Action installs pinned packages checked against their hashes: action.yml installs
 ``action/requirements.txt`` with ``--require-hashes``; every package there has an exact
-version and a hash; the file holds every package GitNeural's default install, the store
-and parsers extras and its build need; and ``docs/releasing.md`` gives the command that
+version and a hash; the file holds every package GitNeural's default install, the store,
+parsers and images extras and its build need; and ``docs/releasing.md`` gives the command that
 wrote it. That the lock really installs (pip refuses a missing package or a hash that
 differs) is ``test_action_install.py``'s, run for real."""
 
@@ -51,6 +51,7 @@ def _what_the_action_asks_for() -> list[Requirement]:
         *pyproject["project"]["dependencies"],
         *extras["store"],
         *extras["parsers"],
+        *extras["images"],
         *pyproject["build-system"]["requires"],
     ]
     return [Requirement(r) for r in wanted]

@@ -1,10 +1,14 @@
 """Images through ``gitneural review`` (the installed command, as a subprocess) against
 the K3 stub: a commit that adds a PNG sends it as an image part, downscaled and without
-its EXIF; with ``KIMI_IMAGES=0`` it sends none."""
+its EXIF; with ``KIMI_IMAGES=0`` it sends none; without Pillow (the ``images`` extra) it
+sends none and the summary says so in one line."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.test_cli_review import run_cli, stub_env, submit
@@ -15,6 +19,28 @@ from tests.support.images import decoded, has_metadata, photo_png
 from tests.support.repos import commit, make_repo
 
 ARGS = ["review", "--base", "HEAD~1", "--effort", "low", "--format", "json"]
+#: ``gitneural ARGS…`` in a process where Pillow cannot be found, as in an install
+#: without the ``images`` extra (``tests/cli/test_light_install.py`` runs a real one).
+NO_PILLOW = (
+    "import sys\n"
+    "sys.modules['PIL'] = None  # find_spec says None, import raises ImportError\n"
+    "from bot.cli.main import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+def run_without_pillow(
+    args: list[str], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("KIMI_", "MOONSHOT_"))}
+    return subprocess.run(
+        [sys.executable, "-c", NO_PILLOW, *args],
+        cwd=cwd,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _repo(root: Path) -> Path:
@@ -130,3 +156,39 @@ def test_a_text_only_server_is_refused_once_in_an_agentic_review(tmp_path: Path)
     # Refused once; every later turn sent without the image.
     assert statuses == [(400, 1), (200, 0), (200, 0)]
     assert "the model server does not accept images" in json.loads(result.stdout)["summary"]
+
+
+def test_without_pillow_no_image_is_sent_and_the_summary_counts_them(tmp_path: Path) -> None:
+    git = make_repo(tmp_path / "repo")
+    commit(git, {"app.py": "TITLE = 'old'\n", "docs/old.png": photo_png(64, 64)}, "base")
+    change = {"app.py": "TITLE = 'new'\n", "docs/old.png": photo_png(80, 80)}
+    commit(git, {**change, "docs/new.png": photo_png()}, "new title")
+    repo = tmp_path / "repo"
+    with K3Stub([submit({"summary": "Looked.", "findings": []})] * 2) as stub:
+        result = run_without_pillow(ARGS, repo, stub_env(stub))
+        text = run_without_pillow([*ARGS[:-2], "--quiet"], repo, stub_env(stub))
+        requests = stub.chat_requests
+    assert result.returncode == 0, result.stderr
+    assert [image_urls(r.body) for r in requests] == [[], []]
+    user = next(m for m in requests[0].body["messages"] if m["role"] == "user")
+    assert isinstance(user["content"], str) and "## Images" not in user["content"]
+    # The new PNG, and both sides of the modified one: one line, with the command that
+    # installs the extra into this very environment.
+    line = f"3 images not sent: Pillow is not installed ({sys.executable} -m pip install "
+    summary = json.loads(result.stdout)["summary"]
+    assert line in summary and "[images]')." in summary
+    assert "docs/new.png" not in summary and "Images looked at" not in summary
+    assert text.returncode == 0, text.stderr
+    [said] = [ln for ln in text.stdout.splitlines() if "images not sent" in ln]
+    assert said.strip().startswith("3 images not sent: Pillow is not installed (")
+    # The dry run names each, with the same reason.
+    dry = run_without_pillow([*ARGS, "--dry-run"], repo, {})
+    assert dry.returncode == 0, dry.stderr
+    listed = json.loads(dry.stdout)
+    assert listed["images"] == []
+    assert [n["name"] for n in listed["images_not_sent"]] == [
+        "docs/new.png (after)",
+        "docs/old.png (after)",
+        "docs/old.png (before)",
+    ]
+    assert all("Pillow is not installed" in n["reason"] for n in listed["images_not_sent"])

@@ -3,11 +3,14 @@ carries none of the server's packages, and its entrances load none of them even 
 they are installed; the server's commands say in one line how to get the ``app`` extra.
 
 The newcomer's test builds a fresh virtual environment with the default install (once
-per session: the packages come from the index) and reviews a repository in it.
+per session: the packages come from the index) and reviews a repository in it; a commit
+adding a PNG is reviewed there without the image (no Pillow: the ``images`` extra), the
+summary saying so in one line.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,10 +25,13 @@ import pytest
 from bot.extras import EXTRAS
 from tests.cli.test_cli_review import submit as cli_submit
 from tests.fakes.k3 import K3Stub
+from tests.fakes.k3.handler import image_urls
 from tests.support.hook import submit as hook_submit
+from tests.support.images import photo_png
 from tests.support.job_world import REPO, job_world, submit
 from tests.support.paths import ROOT
 from tests.support.planted import PLANTED_BUG
+from tests.support.repos import commit, make_repo
 
 #: The server's stack, by the name it is imported as.
 SERVER = frozenset(
@@ -129,6 +135,9 @@ def test_the_extras_split_the_server_from_the_default_install() -> None:
     # The grammars (tens of MB) are an extra too; the App's server and the Action take it.
     assert "tree-sitter" not in light and "tree-sitter" in names(extras["parsers"])
     assert "gitneural[parsers]" in extras["app"]
+    # Pillow (about 22 MB) too: the App's server and the Action take it.
+    assert "pillow" not in light and names(extras["images"]) == {"pillow"}
+    assert "gitneural[images]" in extras["app"]
     # What the code checks for an extra is what the extra installs.
     assert set(EXTRAS["app"]) <= {n.replace("-", "_") for n in names(extras["app"])} | set(
         EXTRAS["store"]
@@ -193,6 +202,8 @@ def test_the_light_install_reviews_a_repository_and_lacks_the_server(
         check=True,
     )
     assert present.stdout.strip() == ""  # none of the server's packages is installed
+    pillow = subprocess.run([python, "-c", "import PIL"], capture_output=True, text=True)
+    assert pillow.returncode == 1 and "No module named 'PIL'" in pillow.stderr
     gitneural = str(light_venv / "bin" / "gitneural")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KIMI_", "MOONSHOT_"))}
     dry = subprocess.run(
@@ -219,6 +230,30 @@ def test_the_light_install_reviews_a_repository_and_lacks_the_server(
         # The one install command that works here: from the wheel it came from, since
         # no release need exist on the index.
         assert f"-m pip install '{wheel}[app]'" in line and f"gitneural {command[0]}" in line
+    summary = _review_of_a_png(gitneural, planted.parent / "pictured", env)
+    # The one line, with the command that installs the images extra here (from the wheel).
+    assert f"1 image not sent: Pillow is not installed ({python} -m pip install " in summary
+    assert f"'{wheel}[images]')." in summary and "Images looked at" not in summary
+
+
+def _review_of_a_png(gitneural: str, where: Path, env: dict[str, str]) -> str:
+    """The summary of the light install's review of a commit adding a PNG, having checked
+    that no image part reached the model."""
+    repo = make_repo(where)
+    commit(repo, {"app.py": "TITLE = 'old'\n"}, "base")
+    commit(repo, {"app.py": "TITLE = 'new'\n", "docs/screen.png": photo_png()}, "new title")
+    with K3Stub([cli_submit({"summary": "Looked.", "findings": []})]) as stub:
+        done = subprocess.run(
+            [gitneural, "review", "--base", "HEAD~1", "--effort", "low", "--format", "json"],
+            cwd=where,
+            env={**env, "KIMI_API_KEY": stub.api_key, "KIMI_BASE_URL": stub.base_url},
+            capture_output=True,
+            text=True,
+        )
+        [request] = stub.chat_requests
+    assert done.returncode == 0, done.stderr
+    assert image_urls(request.body) == []
+    return str(json.loads(done.stdout)["summary"])
 
 
 @pytest.mark.slow
