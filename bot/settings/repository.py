@@ -143,7 +143,8 @@ class ReviewSettings:
     passes: int = 1
     #: Show K3 the change's images: the description's (from GitHub's attachment hosts
     #: only) and the PNG, JPEG, GIF and WebP files it adds or modifies (after, and before
-    #: when modified). ``KIMI_IMAGES=0`` turns them off for a text-only deployment.
+    #: when modified). ``KIMI_IMAGES=0`` turns them off for a text-only deployment. Needs
+    #: the ``images`` extra (in ``[app]`` and the Action); without it they are named, not sent.
     images: bool = True
     #: Images one review sends, at most; the others are named in its summary.
     images_max: int = 6
