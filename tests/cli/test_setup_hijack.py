@@ -48,6 +48,12 @@ class Setup:
     def origin(self) -> str:
         return f"http://{self.address}"
 
+    @property
+    def first(self) -> str:
+        """The printed page's path with its one-time key (``/?t=…``): the first load's."""
+        parts = urllib.parse.urlsplit(self.page)
+        return f"{parts.path}?{parts.query}"
+
     def stop(self) -> tuple[int, str]:
         """Ctrl-C, as a person who gives up waiting would."""
         if self.process.poll() is None:
@@ -140,7 +146,7 @@ def through_github(gh: FakeGitHub, register: Answer) -> str:
 
 
 def test_the_browser_that_opened_the_page_registers_the_app(setup: Setup, gh: FakeGitHub) -> None:
-    first = ask(setup.address, "GET", "/", {"Host": setup.address})
+    first = ask(setup.address, "GET", setup.first, {"Host": setup.address})
     cookie = cookie_of(first)
     assert first.status == 200 and cookie.startswith("gitneural_setup=")
     assert "HttpOnly" in first.headers["Set-Cookie"]
@@ -163,9 +169,11 @@ def assert_nothing_written(setup: Setup, gh: FakeGitHub) -> None:
 
 def test_a_dns_rebinding_page_is_refused_at_every_door(setup: Setup, gh: FakeGitHub) -> None:
     rebound = {"Host": f"rebind.example:{setup.address.rsplit(':', 1)[1]}"}
-    first = ask(setup.address, "GET", "/", rebound)
+    first = ask(setup.address, "GET", setup.first, rebound)
     assert first.status == 403 and not cookie_of(first)
-    assert setup.page in html.unescape(first.text)  # told where to go instead
+    shown = html.unescape(first.text)
+    assert setup.page.split("?")[0] in shown  # told where to go instead
+    assert setup.page.split("?t=")[1] not in shown  # never the key: that page can read it
     start = post_start(setup, gh, {**rebound, "Origin": "http://rebind.example"})
     assert start.status == 403
     assert ask(setup.address, "GET", "/callback?code=abc&state=x", rebound).status == 403
@@ -174,8 +182,8 @@ def test_a_dns_rebinding_page_is_refused_at_every_door(setup: Setup, gh: FakeGit
 
 
 def test_another_local_user_cannot_start_a_registration(setup: Setup, gh: FakeGitHub) -> None:
-    cookie = cookie_of(ask(setup.address, "GET", "/"))  # the person who ran setup
-    again = ask(setup.address, "GET", "/")  # someone else, later, without that cookie
+    cookie = cookie_of(ask(setup.address, "GET", setup.first))  # the person who ran setup
+    again = ask(setup.address, "GET", setup.first)  # someone else, later, with the key
     assert again.status == 403 and not cookie_of(again)
     for headers in ({}, {"Cookie": "gitneural_setup=forged"}):
         start = post_start(setup, gh, {**headers, "Origin": setup.origin()})
@@ -188,10 +196,29 @@ def test_another_local_user_cannot_start_a_registration(setup: Setup, gh: FakeGi
     assert_nothing_written(setup, gh)
 
 
+def test_a_local_user_who_reaches_the_port_first_gets_no_session(
+    setup: Setup, gh: FakeGitHub
+) -> None:
+    # Someone else on this machine finds the port before the person who ran setup opens
+    # the printed address: without its one-time key the page gives them nothing.
+    for path in ("/", "/?t=", "/?t=guessed"):
+        early = ask(setup.address, "GET", path)
+        assert early.status == 403 and not cookie_of(early), path
+        assert "one-time key" in early.text
+    start = post_start(setup, gh, {"Origin": setup.origin()})
+    assert start.status == 403
+    # The printed address still works for the person who ran setup, once.
+    mine = ask(setup.address, "GET", setup.first)
+    assert mine.status == 200 and cookie_of(mine)
+    assert ask(setup.address, "GET", setup.first).status == 403  # the key was used
+    assert gh.registered_manifests() == []
+    assert_nothing_written(setup, gh)
+
+
 def test_a_callback_without_the_browsers_cookie_writes_nothing(
     setup: Setup, gh: FakeGitHub
 ) -> None:
-    cookie = cookie_of(ask(setup.address, "GET", "/"))
+    cookie = cookie_of(ask(setup.address, "GET", setup.first))
     register = post_start(setup, gh, {"Cookie": cookie, "Origin": setup.origin()})
     callback = through_github(gh, register)
     forged = ask(setup.address, "GET", callback, {"Cookie": "gitneural_setup=forged"})
@@ -212,7 +239,7 @@ def test_a_line_break_in_githubs_answer_is_refused(setup: Setup, gh: FakeGitHub)
         gh.store.conversion_overrides = {
             "webhook_secret": "a-webhook-secret-" + "x" * 16 + "\rKIMI_BASE_URL=http://evil.test/v1"
         }
-    cookie = cookie_of(ask(setup.address, "GET", "/"))
+    cookie = cookie_of(ask(setup.address, "GET", setup.first))
     register = post_start(setup, gh, {"Cookie": cookie, "Origin": setup.origin()})
     done = ask(setup.address, "GET", through_github(gh, register), {"Cookie": cookie})
     assert done.status == 502, done.text
@@ -226,11 +253,11 @@ def test_public_url_puts_the_callback_and_webhook_on_the_servers_name(
 ) -> None:
     setup = start_setup(tmp_path, "--public-url", "https://gitneural.example.com/")
     try:
-        assert setup.page == "https://gitneural.example.com/"
-        local = ask(setup.address, "GET", "/")  # the bound address is not the page's now
+        assert setup.page.startswith("https://gitneural.example.com/?t=")
+        local = ask(setup.address, "GET", setup.first)  # the bound address is not the page's now
         assert local.status == 403
         proxied = {"Host": "gitneural.example.com"}
-        first = ask(setup.address, "GET", "/", proxied)
+        first = ask(setup.address, "GET", setup.first, proxied)
         assert first.status == 200 and "; Secure" in first.headers["Set-Cookie"]
         assert 'value="https://gitneural.example.com/webhook"' in first.text
         headers = {**proxied, "Cookie": cookie_of(first), "Origin": "https://gitneural.example.com"}
@@ -251,7 +278,7 @@ def test_public_url_puts_the_callback_and_webhook_on_the_servers_name(
 def test_a_webhook_url_not_ending_in_webhook_is_refused(
     setup: Setup, gh: FakeGitHub, tmp_path: Path
 ) -> None:
-    cookie = cookie_of(ask(setup.address, "GET", "/"))
+    cookie = cookie_of(ask(setup.address, "GET", setup.first))
     wrong = post_start(
         setup, gh, {"Cookie": cookie, "Origin": setup.origin()}, "https://hooks.example/"
     )

@@ -173,7 +173,8 @@ def run_setup(args: argparse.Namespace) -> int:
     state.organization, state.webhook_url = args.organization, hook
     behind = f" (served at {page}/ behind it)" if public else ""
     print(
-        f"gitneural setup: open {opened}/ in a browser to register the GitHub App "
+        f"gitneural setup: open {opened}/?t={state.ticket} in a browser to register the "
+        "GitHub App "
         f"(Ctrl-C to stop){behind}",
         flush=True,
     )

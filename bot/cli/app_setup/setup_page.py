@@ -83,6 +83,9 @@ class SetupState:
     secure_cookie: bool = False
     #: The one browser's session; handed out on the first page load only.
     session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    #: The one-time key in the address setup prints (``/?t=…``): the first page load must
+    #: bring it, so another local user who reaches the port first gets no session.
+    ticket: str = field(default_factory=lambda: secrets.token_urlsafe(16))
     session_given: bool = False
     #: state -> (GitHub's address, its API), for registrations started and not finished.
     started: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -185,7 +188,7 @@ def callback_page(state: SetupState, query: dict[str, str]) -> tuple[int, bytes]
 
 def refused_page(why: str, state: SetupState) -> bytes:
     where = (
-        f" Open <code>{_e(state.page_url)}</code>, the address setup printed."
+        f" Open the address setup printed, <code>{_e(state.page_url)}?t=…</code>."
         if (state.page_url)
         else ""
     )
@@ -251,6 +254,22 @@ class SetupHandler(BaseHTTPRequestHandler):
         )
         return False
 
+    def _ticket_ok(self, query: str) -> bool:
+        """The first load brings the printed one-time key (never shown by any page: a
+        DNS-rebinding page could read what this origin answers it)."""
+        given = dict(urllib.parse.parse_qsl(query)).get("t", "")
+        if given and secrets.compare_digest(given, self.server.state.ticket):
+            return True
+        self._send(
+            403,
+            refused_page(
+                "This address lacks the one-time key setup printed with it (…/?t=…), or "
+                "another browser already used it: nothing was written.",
+                self.server.state,
+            ),
+        )
+        return False
+
     def _new_session(self) -> str:
         state = self.server.state
         with state.lock:
@@ -266,6 +285,8 @@ class SetupHandler(BaseHTTPRequestHandler):
         parts = urllib.parse.urlsplit(self.path)
         state = self.server.state
         if parts.path == "/":
+            if self._cookie() is None and not self._ticket_ok(parts.query):
+                return
             if self._cookie() is None and (cookie := self._new_session()):
                 self._send(200, form_page(state), cookie)
             elif self._session_ok():
