@@ -2,7 +2,7 @@
 
 For each of the last :data:`COMMITS` commits of a repository that change source files (a
 commit with one parent; quick mode: a few commits of two repositories), the review's own
-plan (:func:`bot.review.pipeline.plan_review`, one-shot, default settings, so the
+plan (:func:`bot.review.plan.plan_review`, one-shot, default settings, so the
 default ``related_max_tokens``) builds the prompt's related-code part twice:
 
 - **before**: without the symbol index, the regex name probes walking the snapshot
@@ -45,7 +45,7 @@ from bot.code.index import FileSymbols, SymbolIndex
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff
 from bot.git.repo import TreeSnapshot, range_change
-from bot.review.pipeline import PlanOptions, plan_review
+from bot.review.plan import PlanOptions, plan_review
 from bot.review.token_estimate import estimate_tokens
 from bot.settings.repository import Config
 from tests.support.real_repos import REPOSITORIES, checkout

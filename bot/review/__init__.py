@@ -1,8 +1,9 @@
 """The review core, and its public face: what the entrances, the renderers and the hook
 import (always from here, or from :mod:`bot.domain`; never from a module inside).
 
-:func:`review` runs the whole pipeline, :func:`plan_review` everything before the model
-(:mod:`bot.review.pipeline`). The stages, in the order the pipeline runs them:
+:func:`review` runs the whole pipeline (:mod:`bot.review.pipeline`), :func:`plan_review`
+everything before the model (:mod:`bot.review.plan`). The stages, in the order the
+pipeline runs them:
 
 0. ``route``: the change's effort and endpoint, decided from the change alone (a
    formatting-only change, ``formatting``, is sent nowhere);
@@ -34,7 +35,8 @@ from bot.review.findings.anchor import find_file
 from bot.review.findings.evidence import EVIDENCE_WINDOW
 from bot.review.findings.side_text import SideText, side_text, split_lines
 from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
-from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
+from bot.review.pipeline import review
+from bot.review.plan import PlanOptions, ReviewPlan, plan_review
 from bot.review.prompt import PROMPT_VERSION
 from bot.review.related.finder import RelatedLimits
 from bot.review.route import DOC_EXTENSIONS, SENSITIVE, decide_route

@@ -188,6 +188,7 @@ def test_the_product_is_read_whole() -> None:
     assert {
         "bot.review",
         "bot.review.pipeline",
+        "bot.review.plan",
         "bot.usecases.review.run",
         "hooks.pre_commit",
     } <= set(modules())

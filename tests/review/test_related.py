@@ -14,7 +14,8 @@ from bot.domain.change import Change
 from bot.domain.results import Placement, Severity
 from bot.git.repo import range_change
 from bot.git.snapshots import IndexSnapshot
-from bot.review.pipeline import PlanOptions, plan_review, review
+from bot.review.pipeline import review
+from bot.review.plan import PlanOptions, plan_review
 from bot.review.related.finder import RelatedLimits, changed_names, used_names
 from bot.review.related.nearest_files import nearest_files
 from tests.fakes.k3 import K3Stub, Reply

@@ -11,7 +11,7 @@ from bot.code.grammars import available
 from bot.code.index import SymbolIndex
 from bot.domain.change import Change
 from bot.git.repo import TreeSnapshot, range_change
-from bot.review.pipeline import PlanOptions, plan_review
+from bot.review.plan import PlanOptions, plan_review
 from bot.review.related.finder import RelatedLimits
 from bot.review.related.ranking import Ties, file_ranks, personalised_pagerank, used_by_added
 from tests.fakes.k3.brain import config

@@ -12,7 +12,8 @@ import pytest
 from bot.domain.change import Change
 from bot.domain.results import Severity
 from bot.git.repo import range_change
-from bot.review.pipeline import PlanOptions, plan_review, review
+from bot.review.pipeline import review
+from bot.review.plan import PlanOptions, plan_review
 from tests.fakes.k3 import K3Stub
 from tests.fakes.k3.brain import call, client_for, config, results_by_call, submit, tools_reply
 from tests.fakes.keys import new_rsa_pem

@@ -19,7 +19,8 @@ from bot.llm.client import K3Client
 from bot.llm.settings import LLMSettings
 from bot.review.packing.fit import file_cost
 from bot.review.packing.groups import GROUP_LIMIT, module_stem, split_files
-from bot.review.pipeline import PlanOptions, ReviewPlan, plan_review, review
+from bot.review.pipeline import review
+from bot.review.plan import PlanOptions, ReviewPlan, plan_review
 from bot.review.prompt import overhead_tokens, submit_review_tool
 from bot.review.selection import SUBMODULE
 from bot.review.token_estimate import estimate_tokens

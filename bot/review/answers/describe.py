@@ -1,7 +1,7 @@
 """``/describe``: K3 writes a title and description for the pull request (what, why, how
 to test, risk) that its author can copy.
 
-It sees the change as ``/ask`` does (:func:`bot.review.pipeline.plan_review`: files
+It sees the change as ``/ask`` does (:func:`bot.review.plan.plan_review`: files
 selected, grown and packed, related code, the trusted instructions and learnings), the
 pull request's title and description fenced as untrusted claims to check against the
 code, and ends with ``submit_description``, checked against its schema (one repair turn).
@@ -28,7 +28,7 @@ from bot.review.findings.submission import (
     schema_problems,
     schema_validator,
 )
-from bot.review.pipeline import PlanOptions, plan_review
+from bot.review.plan import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.tools.toolbox import ToolLimits
 from bot.settings.repository import Config

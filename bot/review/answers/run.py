@@ -6,7 +6,7 @@ snapshot (at ``high`` and ``max`` effort, as in a review), the same conversation
 (preserved thinking, budgets, one repair turn), ending in ``submit_reply`` or
 ``submit_answer``. ``/ask`` sees the PR's change as a review would: files selected,
 grown to their enclosing functions and packed into the token budget, with related code
-(:func:`bot.review.pipeline.plan_review`); what does not fit is listed as skipped. The
+(:func:`bot.review.plan.plan_review`); what does not fit is listed as skipped. The
 texts of the thread and the question are redacted like everything else sent.
 """
 
@@ -28,7 +28,7 @@ from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
 from bot.review.context.instructions import load_instructions
 from bot.review.context.learnings import learnings_for
-from bot.review.pipeline import PlanOptions, plan_review
+from bot.review.plan import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.toolbox import RepoTools, ToolLimits
