@@ -24,6 +24,7 @@ from bot.images.switch import images_for
 from bot.settings.repository import Config
 
 Fetch = Callable[[str, Hosts, int], "bytes | str"]
+Source = Literal["description", "comment"]
 
 
 def deployment_hosts(env: Mapping[str, str] | None = None) -> Hosts:
@@ -43,19 +44,37 @@ def pull_images(
     env: Mapping[str, str] | None = None,
     *,
     comment: tuple[str, str] | None = None,
+    command: Literal["/review", "/ask"] = "/review",
     fetch: Fetch = fetch_attachment,
 ) -> ChangeImages | None:
-    """The description's images under ``config`` (None when images are off), then those
-    of the ``/review`` comment that asked for the review (its body and ``body_html``)."""
+    """The description's images under ``config`` (None when images are off), and those
+    of the ``command`` comment that asked (its body and ``body_html``): after the
+    description's for ``/review``, before them for ``/ask``, whose question they are
+    likely about (the cap keeps the first)."""
     wanted = images_for(config, env)
     if wanted is None:
         return None
     hosts = deployment_hosts(env)
     lacking = pillow_missing()
-    _described(_links(body_html, body), wanted, hosts, fetch, "description", lacking)
+    found: list[tuple[list[Link], Source, str]] = [
+        (_links(body_html, body), "description", "the description's")
+    ]
     if comment is not None:
-        _described(_links(comment[1], comment[0]), wanted, hosts, fetch, "comment", lacking)
+        asked: tuple[list[Link], Source, str] = (
+            _links(comment[1], comment[0]),
+            "comment",
+            f"the {command} comment's",
+        )
+        found.insert(len(found) if command == "/review" else 0, asked)
+    for links, source, whose in found:
+        _described(links, wanted, hosts, fetch, source, whose, lacking)
     return wanted
+
+
+def worth_reading(body: str) -> bool:
+    """Whether a comment as written may show an image (any link at all): else its
+    rendered HTML, one more request, is not worth reading."""
+    return "://" in body
 
 
 def _links(html: str, markdown: str) -> list[Link]:
@@ -67,12 +86,12 @@ def _described(
     wanted: ChangeImages,
     hosts: Hosts,
     fetch: Fetch,
-    source: Literal["description", "comment"],
+    source: Source,
+    whose: str,
     lacking: str | None,
 ) -> None:
     """Each link fetched and prepared, or named with why not; none is fetched when
     ``lacking`` says Pillow is missing (nothing could prepare the bytes)."""
-    whose = "the description's" if source == "description" else "the /review comment's"
     for number, link in enumerate(links, 1):
         name = f"{whose} {_ordinal(number)} link ({shown_link(link.url)})"
         if link.video:

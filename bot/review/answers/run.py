@@ -6,8 +6,11 @@ snapshot (at ``high`` and ``max`` effort, as in a review), the same conversation
 (preserved thinking, budgets, one repair turn), ending in ``submit_reply`` or
 ``submit_answer``. ``/ask`` sees the PR's change as a review would: files selected,
 grown to their enclosing functions and packed into the token budget, with related code
-(:func:`bot.review.plan.plan_review`); what does not fit is listed as skipped. The
-texts of the thread and the question are redacted like everything else sent.
+(:func:`bot.review.plan.plan_review`); what does not fit is listed as skipped. Its
+images (the ``/ask`` comment's, then the description's and the change's files', as
+the entrance prepared them) follow the question's text, as a review's follow its
+change, and the answer ends with the note on them. The texts of the thread and the
+question are redacted like everything else sent.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from bot.review.answers.prompt import ask_messages, reply_messages
 from bot.review.answers.tools import Submitted, answer_final, reply_final
 from bot.review.context.instructions import load_instructions
 from bot.review.context.learnings import learnings_for
+from bot.review.images import TextOnlyFallback, ask_task_text, images_note, with_images
 from bot.review.plan import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
@@ -153,14 +157,24 @@ def answer_question(
         ),
     )
     group = plan.groups[0] if plan.groups else None
-    messages = ask_messages(
-        PullQuestion(redact_text(question.question)[0], question.asker),
-        change=redacted_change(change),
-        files=group.files if group else [],
-        skipped=plan.skipped,
-        instructions=plan.instructions,
-        extra_context=group.extra_context if group else "",
-        agentic=agentic,
-        learnings=plan.learnings,
+    messages = with_images(
+        ask_messages(
+            PullQuestion(redact_text(question.question)[0], question.asker),
+            change=redacted_change(change),
+            files=group.files if group else [],
+            skipped=plan.skipped,
+            instructions=plan.instructions,
+            extra_context=group.extra_context if group else "",
+            agentic=agentic,
+            learnings=plan.learnings,
+        ),
+        plan.images,
+        task=ask_task_text(len(plan.images)),
+        comment="the /ask comment",
     )
-    return _run(answer_final(), messages, change, config, client, agentic, deadline, tool_limits)
+    # A text-only server's refusal of the images: asked again without them.
+    fallback = TextOnlyFallback(client)
+    sent_to = fallback if plan.images else client
+    answer = _run(answer_final(), messages, change, config, sent_to, agentic, deadline, tool_limits)
+    note = images_note(plan.images, plan.images_named, fallback.refused, work="answer")
+    return dataclasses.replace(answer, body=f"{answer.body}\n\n{note}") if note else answer

@@ -6,8 +6,11 @@ gone, nothing to do), its comments since the question (1: the question as it is 
 and an answer already posted to it, which ends the job before any model call), then git
 fetches into the mirror, the repository's settings from its default branch, K3's
 ``submit_answer`` on the PR's change as a review sees it, and the answer (1), quoting
-the question's first line, read back before any retry. A blank question gets the usage,
-and no model call.
+the question's first line, read back before any retry. With images on, a question that
+links anything is read once more as GitHub renders it (1: its signed image links), and
+its images, the description's and the change's go to K3 with it (from GitHub's
+attachment hosts and the repository's blobs only). A blank question gets the usage, and
+no model call.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.domain.conversation import PullQuestion
+from bot.gh.pulls import read_comment_bodies
 from bot.render.conversation import USAGE, answer_body, notice_body
 from bot.review import answer_question
 from bot.usecases.conversation.thread_run import ConversationOutcome, ConversationRun
+from bot.usecases.images import images_wanted, pull_images, worth_reading
 
 
 def answer_ask(
@@ -44,6 +49,16 @@ def answer_ask(
     if isinstance(ready, ConversationOutcome):
         return ready
     change, config = ready
+    if images_wanted(config):
+        # The question's images come first, then the description's and the files'.
+        bodies = (
+            read_comment_bodies(run.gh, job.repo, asked.id, on_401=run.forget_token)
+            if worth_reading(asked.body)
+            else None
+        )
+        change.images = pull_images(
+            pull.body_html, pull.body, config, comment=bodies, command="/ask"
+        )
     answer = answer_question(
         change,
         PullQuestion(question, job.requested_by or "someone"),
