@@ -5,7 +5,8 @@ few sentences on what the change does and why, one line per changed file (or gro
 files), the places a reviewer should look hardest, a Mermaid sequence diagram when the
 change alters how components call each other (only one that passed the strict check
 of :mod:`bot.review.walkthrough.mermaid` is ever kept), and, for every issue the pull
-request says it closes, whether the change addresses it.
+request says it closes, whether the change addresses it. The review adds the images
+it sent K3 and those it only named.
 
 A :class:`LinkedIssue`'s title and body are untrusted text, fenced in the prompt like
 the change's own description.
@@ -44,6 +45,15 @@ class IssueVerdict:
     why: str
 
 
+@dataclass(frozen=True)
+class ImageNote:
+    """An image the review had: where it came from (the link's host and path, or the
+    file's path and side; never a signature), and why K3 did not see it ("" if it did)."""
+
+    what: str
+    not_sent: str = ""
+
+
 @dataclass
 class Walkthrough:
     summary: str
@@ -57,6 +67,9 @@ class Walkthrough:
     since: str | None = None
     #: Why a diagram K3 wrote was left out ("" when none was, or it was kept).
     diagram_dropped: str = ""
+    #: The images sent with the change, then those only named (set by the review, not
+    #: by K3: what it was shown, whatever it says it looked at).
+    images: list[ImageNote] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -35,7 +35,9 @@ Schema, version 1 (new keys may be added within a version; none is removed or re
       "diagram": str | null,          # a checked Mermaid sequenceDiagram, without fences
       "issues": [{"number": int, "verdict": "yes" | "partly" | "no", "why": str}],
       "since": str | null,            # the last reviewed head, for a later review's delta
-      "diagram_dropped": str          # why a diagram was left out ("" if none was)
+      "diagram_dropped": str,         # why a diagram was left out ("" if none was)
+      "images": [{"what": str,        # an image the review had: where it came from
+                  "not_sent": str}]   # why K3 did not see it ("" if it did)
     }
 
     Finding = {
@@ -62,7 +64,7 @@ from typing import Any
 
 from bot.domain.results import Coverage, Finding, Placement, ReviewResult, Severity, SkippedFile
 from bot.domain.route import Route
-from bot.domain.walkthrough import FileNote, IssueVerdict, Walkthrough
+from bot.domain.walkthrough import FileNote, ImageNote, IssueVerdict, Walkthrough
 from bot.errors import UsageError
 from bot.text import printable
 from bot.usage import Usage
@@ -139,6 +141,7 @@ def _walkthrough(data: dict[str, Any] | None) -> Walkthrough | None:
         issues=[IssueVerdict(i["number"], i["verdict"], i["why"]) for i in data["issues"]],
         since=data.get("since"),
         diagram_dropped=data.get("diagram_dropped", ""),
+        images=[ImageNote(i["what"], i["not_sent"]) for i in data.get("images", [])],
     )
 
 

@@ -5,7 +5,8 @@ Everything K3 wrote goes through the sanitiser, and table cells have their pipes
 so no text of the model can break out of its cell, ping anyone or hide markup. The
 diagram was checked by the core before it got here (a strict subset of Mermaid, no
 backticks), so its fence cannot be closed from inside. Issue titles are the author's
-words: only the numbers are shown, with K3's verdict.
+words: only the numbers are shown, with K3's verdict. The images are named by where
+they came from (a link's host and path, a file's path and side), in code spans.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ _SUMMARY_LIMIT = 3_000
 _LINE_LIMIT = 300
 #: Files listed in the table, at most (the rest counted).
 MAX_FILES = 40
+#: Images listed, at most (the rest counted); a name is cut past ``_NAME_LIMIT``.
+MAX_IMAGES = 40
+_NAME_LIMIT = 160
 #: The whole block, at most: the review body (65,536) must keep room for the findings.
 MAX_MARKDOWN = 16_000
 
@@ -27,6 +31,11 @@ VERDICT_WORDS = {"yes": "addressed", "partly": "partly addressed", "no": "not ad
 
 def _cell(text: str) -> str:
     return text.replace("\n", " ").replace("|", "\\|")
+
+
+def _name(what: str) -> str:
+    text = " ".join(what.split())
+    return text if len(text) <= _NAME_LIMIT else text[: _NAME_LIMIT - 1] + "…"
 
 
 def _title(walkthrough: Walkthrough) -> str:
@@ -58,6 +67,15 @@ def walkthrough_markdown(walkthrough: Walkthrough | None, *, collapsible: bool =
             for v in walkthrough.issues
         ]
         parts.append("**Linked issues**\n\n" + "\n".join(lines))
+    if walkthrough.images:
+        lines = [
+            f"- {'not sent' if i.not_sent else 'looked at'}: {code_span(_name(i.what))}"
+            + (f" ({sanitize_inline(i.not_sent, limit=_LINE_LIMIT)})" if i.not_sent else "")
+            for i in walkthrough.images[:MAX_IMAGES]
+        ]
+        if len(walkthrough.images) > MAX_IMAGES:
+            lines.append(f"- and {len(walkthrough.images) - MAX_IMAGES} more")
+        parts.append("**Images**\n\n" + "\n".join(lines))
     if walkthrough.diagram:
         parts.append(f"```mermaid\n{walkthrough.diagram}\n```")
     body = "\n\n".join(parts)
@@ -91,6 +109,13 @@ def walkthrough_text(walkthrough: Walkthrough | None, indent: str = "  ") -> lis
             f"{indent}- #{v.number}: {v.verdict} ({VERDICT_WORDS[v.verdict]}): "
             f"{terminal_text(v.why)}"
             for v in walkthrough.issues
+        ]
+    if walkthrough.images:
+        lines += ["", f"{indent}Images:"]
+        lines += [
+            f"{indent}- {'not sent' if i.not_sent else 'looked at'}: {terminal_text(i.what)}"
+            + (f" ({terminal_text(i.not_sent)})" if i.not_sent else "")
+            for i in walkthrough.images
         ]
     if walkthrough.diagram:
         lines += ["", f"{indent}Sequence diagram (Mermaid):"]

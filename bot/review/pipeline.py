@@ -115,6 +115,9 @@ def review(
                 diagram=plan.walkthrough.diagram,
                 issues={issue.number for issue in change.linked_issues},
                 since=since,
+                images=plan.images,
+                named=plan.images_named,
+                refused=fallback.refused,
             )
     kept, dropped = check_findings(
         plan.secrets + model_findings, change, max_comments=config.review.max_comments

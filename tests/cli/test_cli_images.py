@@ -192,3 +192,23 @@ def test_without_pillow_no_image_is_sent_and_the_summary_counts_them(tmp_path: P
         "docs/old.png (before)",
     ]
     assert all("Pillow is not installed" in n["reason"] for n in listed["images_not_sent"])
+
+
+def test_the_walkthrough_names_the_image_sent_in_json_and_text(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    said = {
+        "summary": "Looked.",
+        "findings": [],
+        "walkthrough": {
+            "summary": "Renames the title; the screenshot shows the new one.",
+            "files": [{"path": "app.py", "note": "The title."}],
+        },
+    }
+    text_args = [a if a != "json" else "text" for a in ARGS]
+    with K3Stub([submit(said), submit(said)]) as stub:
+        report = run_cli(ARGS, repo, stub_env(stub))
+        text = run_cli(text_args, repo, stub_env(stub))
+    assert report.returncode == 0 and text.returncode == 0, report.stderr + text.stderr
+    walkthrough = json.loads(report.stdout)["walkthrough"]
+    assert walkthrough["images"] == [{"what": "docs/screen.png (after)", "not_sent": ""}]
+    assert "    Images:\n    - looked at: docs/screen.png (after)\n" in text.stdout

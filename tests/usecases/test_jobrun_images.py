@@ -4,7 +4,8 @@ repository, and it serves the bytes there), the K3 stub, real git.
 
 Only the attachment host is ever asked: a link to another host in the same description
 is named in the review and has no hit; beyond six images, or past 5 MB, an image is
-named, not sent; a text-only server's 400 gives a review without them, saying so.
+named, not sent; a text-only server's 400 gives a review without them, saying so. The
+walkthrough lists the images K3 was shown and those it was not.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from tests.support.images import decoded, has_metadata, photo_png
 from tests.support.job_world import REPO, World, job_world, submit
 
 EIGHT_MB = b"\x89PNG\r\n\x1a\n" + bytes(8_000_000)
+WALKTHROUGH = {
+    "summary": "Fixes the save button; the screenshot shows it below the title.",
+    "files": [{"path": "people.py", "note": "The age check."}],
+}
 
 
 @pytest.fixture
@@ -148,3 +153,39 @@ def test_the_review_comments_screenshot_comes_after_the_descriptions(world: Worl
     assert "The form after the fix: [after]" in labels[1]
     [review] = world.reviews()
     assert "the /review comment's 1st link" in str(review["body"])
+
+
+def _walkthrough_of(posted: str) -> str:
+    start = posted.index("<details open>\n<summary>Walkthrough</summary>")
+    return posted[start : posted.index("</details>", start)]
+
+
+def test_the_walkthrough_names_the_images_looked_at_and_those_not_sent(world: World) -> None:
+    link = world.gh.attach(REPO, photo_png(400, 300))
+    other = world.gh.serve_elsewhere("tracker.png", photo_png(64, 64))
+    world.gh.edit_pull(REPO, world.number, body=f"After: ![after]({link})\n\n![pixel]({other})")
+    world.stub.push(submit(summary="Looked at the change.", walkthrough=WALKTHROUGH))
+    outcome = run_review_job(world.job("opened"), world.ctx)
+    assert outcome.status == "posted", outcome.detail
+    [chat] = world.stub.chat_requests
+    assert "In the walkthrough, say which of the images you looked at" in _texts(chat.body)[0]
+    [review] = world.reviews()
+    shown = _walkthrough_of(str(review["body"]))
+    assert "**Images**\n\n- looked at: `the description's 1st link (127.0.0.1:" in shown
+    assert "jwt=" not in shown  # the link's host and path, never its signature
+    assert (
+        "- not sent: `the description's 2nd link (localhost:" in shown.split("- looked at:", 1)[1]
+    )
+    assert "(not fetched: localhost is not GitHub's attachment host)" in shown
+
+
+def test_a_text_only_servers_walkthrough_says_the_images_were_not_sent(world: World) -> None:
+    world.stub.images = False
+    link = world.gh.attach(REPO, photo_png(400, 300))
+    world.gh.edit_pull(REPO, world.number, body=f"After: ![after]({link})")
+    world.stub.push(submit(summary="Looked at the change.", walkthrough=WALKTHROUGH))
+    assert run_review_job(world.job("opened"), world.ctx).status == "posted"
+    [review] = world.reviews()
+    shown = _walkthrough_of(str(review["body"]))
+    assert "- not sent: `the description's 1st link (127.0.0.1:" in shown
+    assert "(the model server does not accept images)" in shown and "looked at" not in shown

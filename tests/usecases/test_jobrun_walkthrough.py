@@ -189,12 +189,13 @@ def test_instructions_over_the_limit_are_said_in_the_summary(tmp_path: Path) -> 
 
 def test_the_json_report_round_trips_the_walkthrough() -> None:
     from bot.domain.results import Coverage, ReviewResult
-    from bot.domain.walkthrough import FileNote, IssueVerdict, Walkthrough
+    from bot.domain.walkthrough import FileNote, ImageNote, IssueVerdict, Walkthrough
     from bot.render.json_report import load_json, render_json
 
     wt = Walkthrough(
         "Sum.", [FileNote("a.py", "A")], ["a.py"], DIAGRAM, [IssueVerdict(3, "no", "x")]
     )
+    wt.images = [ImageNote("ui.png (after)"), ImageNote("ui.png (before)", "larger than 5 MB")]
     text = render_json(ReviewResult("s", [], Coverage(), walkthrough=wt))
     assert json.loads(text)["walkthrough"]["issues"] == [{"number": 3, "verdict": "no", "why": "x"}]
     assert load_json(text).walkthrough == wt

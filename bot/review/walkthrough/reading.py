@@ -9,11 +9,12 @@ verdict on an issue the prompt did not show is dropped (the model cannot have re
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import prompts
-from bot.domain.walkthrough import FileNote, IssueVerdict, Verdict, Walkthrough
+from bot.domain.images import NamedImage, PreparedImage
+from bot.domain.walkthrough import FileNote, ImageNote, IssueVerdict, Verdict, Walkthrough
 from bot.review.walkthrough.mermaid import DiagramError, check_sequence_diagram
 
 if TYPE_CHECKING:
@@ -56,11 +57,19 @@ def settle_walkthrough(
     diagram: bool,
     issues: Collection[int],
     since: str | None,
+    images: Sequence[PreparedImage] = (),
+    named: Sequence[NamedImage] = (),
+    refused: bool = False,
 ) -> Walkthrough | None:
     """What the review keeps: no diagram unless asked for, verdicts only on the issues
-    shown (one each), and the walkthrough marked as a delta after an earlier review."""
+    shown (one each), the walkthrough marked as a delta after an earlier review, and
+    the images it sent (``refused``: the server took none) and only ``named``."""
     if found is None:
         return None
+    refusal = "the model server does not accept images" if refused else ""
+    found.images = [ImageNote(i.name, refusal) for i in images] + [
+        ImageNote(n.what, n.reason) for n in named
+    ]
     if not diagram:
         found.diagram, found.diagram_dropped = None, ""
     seen: set[int] = set()
