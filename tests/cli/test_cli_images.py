@@ -212,3 +212,18 @@ def test_the_walkthrough_names_the_image_sent_in_json_and_text(tmp_path: Path) -
     walkthrough = json.loads(report.stdout)["walkthrough"]
     assert walkthrough["images"] == [{"what": "docs/screen.png (after)", "not_sent": ""}]
     assert "    Images:\n    - looked at: docs/screen.png (after)\n" in text.stdout
+
+
+def test_without_pillow_the_walkthrough_says_the_extra_is_missing(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    said = {
+        "summary": "Looked.",
+        "findings": [],
+        "walkthrough": {"summary": "Renames the title.", "files": []},
+    }
+    with K3Stub([submit(said)]) as stub:
+        result = run_without_pillow(ARGS, repo, stub_env(stub))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["walkthrough"]["images"] == [
+        {"what": "docs/screen.png (after)", "not_sent": "the images extra is not installed"}
+    ]

@@ -68,7 +68,9 @@ def settle_walkthrough(
         return None
     refusal = "the model server does not accept images" if refused else ""
     found.images = [ImageNote(i.name, refusal) for i in images] + [
-        ImageNote(n.what, n.reason) for n in named
+        # A missing extra's reason carries its install command: the summary says it once.
+        ImageNote(n.what, f"the {n.extra} extra is not installed" if n.extra else n.reason)
+        for n in named
     ]
     if not diagram:
         found.diagram, found.diagram_dropped = None, ""
