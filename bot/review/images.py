@@ -1,12 +1,12 @@
 """The images a review shows K3, and where they go in its messages.
 
-The description's and the ``/review`` comment's images come prepared with the change
-(its entrance fetched them from GitHub's attachment hosts only); the images the change
-adds or modifies are read here from the repository's own blobs: the new side, and the
-old side too when modified.
-Together they are capped at ``max_images``; the rest are named in the summary. Without
-Pillow (the ``images`` extra) no blob is read: the summary counts the images left out
-in one line, with the command that installs it.
+The description's and the asking comment's (``/review`` or ``/ask``) images come
+prepared with the change (its entrance fetched them from GitHub's attachment hosts
+only); the images the change adds or modifies are read here from the repository's own
+blobs: the new side, and the old side too when modified. Together they are capped at
+``max_images``; the rest are named in the summary. Without Pillow (the ``images`` extra)
+no blob is read: the summary counts the images left out in one line, with the command
+that installs it.
 
 They go at the end of the change's user message, after all of its text, as
 OpenAI-style content parts each preceded by a text part with its label: everything
