@@ -28,10 +28,20 @@ class Language:
     grammar: str | None = None
     #: What starts a line comment (the suggestion checks' bracket scan skips comments).
     comment: str = "//"
+    #: Its indentation or blank lines are syntax: the router's formatting check
+    #: (:mod:`bot.review.formatting`) lets only trailing whitespace move.
+    layout_is_syntax: bool = False
 
 
-def _lang(name: str, family: Family, grammar: str | None = None, comment: str = "//") -> Language:
-    return Language(name, family, grammar, comment)
+def _lang(
+    name: str,
+    family: Family,
+    grammar: str | None = None,
+    comment: str = "//",
+    *,
+    layout: bool = False,
+) -> Language:
+    return Language(name, family, grammar, comment, layout)
 
 
 _PYTHON = _lang("python", "python", "python", "#")
@@ -41,6 +51,8 @@ _C = _lang("c", "brace", "c")
 _CPP = _lang("cpp", "brace", "cpp")
 _SHELL = _lang("shell", "brace", "bash", "#")
 _RUBY = _lang("ruby", "indent", "ruby", "#")
+#: A recipe's lines start with a tab.
+_MAKE = _lang("makefile", "none", None, "#", layout=True)
 
 #: By extension (lower case, without the dot).
 EXTENSIONS: Final[dict[str, Language]] = {
@@ -71,26 +83,28 @@ EXTENSIONS: Final[dict[str, Language]] = {
     "lua": _lang("lua", "indent", None, "--"),
     **dict.fromkeys(("ex", "exs"), _lang("elixir", "indent", None, "#")),
     "jl": _lang("julia", "indent", None, "#"),
-    "nim": _lang("nim", "indent", None, "#"),
+    "nim": _lang("nim", "indent", None, "#", layout=True),
     "cr": _lang("crystal", "indent", None, "#"),
-    "coffee": _lang("coffeescript", "indent", None, "#"),
+    "coffee": _lang("coffeescript", "indent", None, "#", layout=True),
     **dict.fromkeys(("pl", "pm"), _lang("perl", "auto", None, "#")),
     "r": _lang("r", "auto", None, "#"),
     "ps1": _lang("powershell", "auto", None, "#"),
     "nix": _lang("nix", "auto", None, "#"),
     **dict.fromkeys(("tf", "hcl"), _lang("hcl", "auto", None, "#")),
-    "hs": _lang("haskell", "auto", None, "--"),
+    **dict.fromkeys(("hs", "lhs"), _lang("haskell", "auto", None, "--", layout=True)),
     "elm": _lang("elm", "auto", None, "--"),
     **dict.fromkeys(("ada", "adb", "ads"), _lang("ada", "auto", None, "--")),
-    **dict.fromkeys(("yml", "yaml"), _lang("yaml", "none", None, "#")),
+    **dict.fromkeys(("yml", "yaml"), _lang("yaml", "none", None, "#", layout=True)),
     **dict.fromkeys(("json", "jsonc", "json5"), _lang("json", "none")),
     "toml": _lang("toml", "none", None, "#"),
     **dict.fromkeys(("md", "markdown", "rst", "txt"), _lang("text", "none")),
     **dict.fromkeys(("html", "htm", "xml", "svg"), _lang("markup", "none")),
+    **dict.fromkeys(("pug", "haml"), _lang("markup", "none", layout=True)),
     **dict.fromkeys(("css", "scss", "less"), _lang("css", "none")),
+    "sass": _lang("css", "none", layout=True),
     "sql": _lang("sql", "none", None, "--"),
     **dict.fromkeys(("ini", "cfg", "conf", "env"), _lang("config", "none", None, "#")),
-    **dict.fromkeys(("mk",), _lang("makefile", "none", None, "#")),
+    **dict.fromkeys(("mk",), _MAKE),
     "cmake": _lang("cmake", "none", None, "#"),
     "dockerfile": _lang("dockerfile", "none", None, "#"),
 }
@@ -98,7 +112,7 @@ EXTENSIONS: Final[dict[str, Language]] = {
 #: By whole file name, before the extension is looked at.
 FILENAMES: Final[dict[str, Language]] = {
     "Dockerfile": _lang("dockerfile", "none", None, "#"),
-    "Makefile": _lang("makefile", "none", None, "#"),
+    **dict.fromkeys(("Makefile", "GNUmakefile"), _MAKE),
     "CMakeLists.txt": _lang("cmake", "none", None, "#"),
     "Rakefile": _RUBY,
     "Gemfile": _RUBY,

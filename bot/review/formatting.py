@@ -12,21 +12,14 @@ from __future__ import annotations
 
 import ast
 import io
-import posixpath
 import re
 import tokenize
 from collections.abc import Iterator, Sequence
 
+from bot.code.languages import language_of
 from bot.domain.change import Change
 from bot.domain.diff import FileDiff, FileStatus
 from bot.text import decode_text
-
-#: Files whose indentation (or blank lines) is syntax: only trailing whitespace may move.
-_LAYOUT_IS_SYNTAX = frozenset(
-    {".yml", ".yaml", ".mk", ".hs", ".lhs", ".coffee", ".pug", ".haml", ".sass", ".nim"}
-)
-_LAYOUT_NAMES = frozenset({"Makefile", "GNUmakefile", "makefile"})
-_PYTHON = frozenset({".py", ".pyi", ".pyw"})
 
 #: A string literal (kept whole, whitespace and all), a word, one operator character, or
 #: a run of whitespace (kept only between two operators: ``- -`` is not ``--``).
@@ -52,12 +45,13 @@ def _layout_only(change: Change, file: FileDiff) -> bool:
         return False
     if all(_strip(old) == _strip(new) for old, new in _hunk_sides(file)):
         return True
-    name = posixpath.basename(file.path)
-    ext = posixpath.splitext(name)[1].lower()
-    if ext in _LAYOUT_IS_SYNTAX or name in _LAYOUT_NAMES:
+    # Where indentation or blank lines are syntax (the language table says), only
+    # trailing whitespace may move, which the check above has seen.
+    language = language_of(file.path)
+    if language is not None and language.layout_is_syntax:
         return False
     texts = _whole_texts(change, file)
-    if ext in _PYTHON:
+    if language is not None and language.family == "python":
         # Indentation is syntax: only the tokenizer, which sees it, may judge.
         if texts is None:
             return False
