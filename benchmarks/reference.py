@@ -1,0 +1,126 @@
+"""The reference workload every time is judged against, measured in the same run.
+
+An absolute budget ("the hook starts in < 300 ms") cannot tell a slower machine from
+slower code: on a laptop, a loaded CI runner or this 2-core machine shared with other
+work, the same code takes longer. So the runner measures a fixed piece of Python work
+before the suite and again after it, and every time budget is a ratio to it: "at most
+0.45 reference units". The workload stands for the product's kind of work (start an
+interpreter, import, parse Python): a fresh interpreter (``-I -S``: nothing installed
+changes it) imports :mod:`json`, :mod:`re`, :mod:`email.parser` and :mod:`sqlite3`, then
+parses with :mod:`ast` one file in :data:`STRIDE` of the corpus (the running Python's
+standard library, :mod:`benchmarks.corpus_files`, in sorted order: the same files on
+every machine with the same Python). One reference unit (``ref``) is the median of all
+the samples, before and after; both spreads are shown, so a run whose machine changed
+speed half-way says so.
+
+A row whose value is a time carries its ratio (``refs``); a row with a ``ref_limit`` is
+judged on it (:func:`judge`). A time with a budget in seconds must name its timer
+(:data:`benchmarks.common.TIMER`), or :func:`judge` fails it: only a lease, a timeout or
+GitHub's ten seconds are promises in seconds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.common import TIME_UNITS, TIMER, BenchmarkError, Row, row
+from benchmarks.corpus_files import corpus_paths, stdlib_root
+
+#: Every STRIDE-th file of the sorted corpus: 112 of CPython 3.11's 667 files, about 0.6 s
+#: on a quiet 2-core machine (the whole corpus would take 4 s a sample).
+STRIDE = 6
+#: Samples before and after the suite (a quick run: one each side, the same workload).
+REPEAT = 5
+QUICK_REPEAT = 1
+WORKLOAD = (
+    "import ast, json, re, email.parser, sqlite3, sys\n"
+    "for path in sys.stdin.read().splitlines():\n"
+    "    with open(path, 'rb') as f:\n"
+    "        ast.parse(f.read(), path)\n"
+)
+MEASURE = (
+    "reference: fresh interpreter, import json, re, email, sqlite3, ast-parse 1 corpus file in 6"
+)
+
+
+def reference_files() -> list[str]:
+    root = stdlib_root()
+    return [str(root / relative) for relative in corpus_paths()[::STRIDE]]
+
+
+def sample(files: Sequence[str]) -> float:
+    """Wall seconds of one run of the workload on ``files``."""
+    listing = "\n".join(files)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", WORKLOAD],
+        input=listing,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise BenchmarkError(f"the reference workload failed: {done.stderr.strip()[-300:]}")
+    return elapsed
+
+
+def samples(repeat: int) -> list[float]:
+    files = reference_files()
+    return [sample(files) for _ in range(max(1, repeat))]
+
+
+@dataclass(frozen=True)
+class Reference:
+    before: tuple[float, ...]
+    after: tuple[float, ...]
+
+    @property
+    def unit(self) -> float:
+        """Seconds in one reference unit: the median of every sample."""
+        return statistics.median([*self.before, *self.after])
+
+    def rows(self) -> list[Row]:
+        def spread(values: Sequence[float]) -> str:
+            low, high = min(values), max(values)
+            return f"{low:.3f}–{high:.3f} s ({len(values)} runs, median {statistics.median(values):.3f} s)"
+
+        drift = statistics.median(self.after) / statistics.median(self.before)
+        return [
+            row(f"{MEASURE}: 1 ref", self.unit, "s"),
+            row("reference before the suite", spread(self.before)),
+            row("reference after the suite", spread(self.after)),
+            row("reference drift, after / before (medians)", round(drift, 2), "x"),
+        ]
+
+
+def seconds(r: Row) -> float | None:
+    """A time row's value in seconds; ``None`` for any other row."""
+    value = r["value"]
+    if r["unit"] not in TIME_UNITS or isinstance(value, str):
+        return None
+    return value * TIME_UNITS[r["unit"]]
+
+
+def judge(r: Row, unit: float) -> dict[str, Any]:
+    """``r`` with its ratio to the reference (``refs``) and, if it has a ``ref_limit``,
+    judged on it; a time with a budget in seconds that names no timer fails."""
+    taken = seconds(r)
+    refs = None if taken is None else taken / unit
+    judged: dict[str, Any] = {**r, "refs": None if refs is None else round(refs, 4)}
+    limit = r["ref_limit"]
+    if limit is not None and refs is not None:
+        judged["budget"] = f"<= {limit:g} ref" + (f" ({r['budget']})" if r["budget"] else "")
+        judged["holds"] = bool(r["holds"]) and refs <= limit
+    elif refs is not None and r["budget"] and TIMER not in r["budget"]:
+        judged["budget"] = f"{r['budget']} (in seconds, not refs, and names no {TIMER[:-1]})"
+        judged["holds"] = False
+    return judged
+
