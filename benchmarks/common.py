@@ -170,9 +170,7 @@ def _cells(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
         value = r.get("refs")
         return "-" if value is None else format_number(value)
 
-    return [
-        (r["measure"], format_value(r), refs(r), r["budget"] or "-", verdict(r)) for r in rows
-    ]
+    return [(r["measure"], format_value(r), refs(r), r["budget"] or "-", verdict(r)) for r in rows]
 
 
 HEADER = ("measure", "value", "refs", "budget", "holds")

@@ -89,8 +89,8 @@ class Reference:
 
     def rows(self) -> list[Row]:
         def spread(values: Sequence[float]) -> str:
-            low, high = min(values), max(values)
-            return f"{low:.3f}–{high:.3f} s ({len(values)} runs, median {statistics.median(values):.3f} s)"
+            low, mid, high = min(values), statistics.median(values), max(values)
+            return f"{low:.3f}–{high:.3f} s ({len(values)} runs, median {mid:.3f} s)"
 
         drift = statistics.median(self.after) / statistics.median(self.before)
         return [
@@ -114,7 +114,7 @@ def judge(r: Row, unit: float) -> dict[str, Any]:
     judged on it; a time with a budget in seconds that names no timer fails."""
     taken = seconds(r)
     refs = None if taken is None else taken / unit
-    judged: dict[str, Any] = {**r, "refs": None if refs is None else round(refs, 4)}
+    judged: dict[str, Any] = {**r, "refs": None if refs is None else float(f"{refs:.4g}")}
     limit = r["ref_limit"]
     if limit is not None and refs is not None:
         judged["budget"] = f"<= {limit:g} ref" + (f" ({r['budget']})" if r["budget"] else "")
@@ -123,4 +123,3 @@ def judge(r: Row, unit: float) -> dict[str, Any]:
         judged["budget"] = f"{r['budget']} (in seconds, not refs, and names no {TIMER[:-1]})"
         judged["holds"] = False
     return judged
-
