@@ -12,7 +12,8 @@ the budget, ``None`` when there is no budget).
 
 A time is judged as a ratio to the reference workload the runner measures in the same
 run (:mod:`benchmarks.reference`), never in seconds: a machine twice as slow takes twice
-as long for both. Such a row names ``ref_limit`` (at most that many reference units) and
+as long for both (a measure that says ``CPU`` is in CPU seconds, and compared with the
+workload's). Such a row names ``ref_limit`` (at most that many reference units) and
 its ``budget`` says why that limit (and any other condition, which ``holds`` judges);
 the runner judges the ratio. A time held to an absolute budget must be a timer's (a
 lease, a timeout, GitHub's ten seconds): its budget names it with :data:`TIMER`.
@@ -206,7 +207,7 @@ def main(run: Callable[[bool], list[Row]], argv: Sequence[str] | None = None) ->
     repeat = 1 if args.quick else 3
     before = samples(repeat)
     reference = Reference(tuple(before), tuple(samples(repeat)))
-    judged = [judge(r, reference.unit) for r in [*reference.rows(), *rows]]
+    judged = [judge(r, reference.unit, reference.cpu_unit) for r in [*reference.rows(), *rows]]
     print(format_table(judged))
     return 1 if any(r["holds"] is False for r in judged) else 0
 

@@ -11,7 +11,9 @@ parses with :mod:`ast` one file in :data:`STRIDE` of the corpus (the running Pyt
 standard library, :mod:`benchmarks.corpus_files`, in sorted order: the same files on
 every machine with the same Python). One reference unit (``ref``) is the median of all
 the samples, before and after; both spreads are shown, so a run whose machine changed
-speed half-way says so.
+speed half-way says so. A time measured in CPU seconds (its measure says ``CPU``) is a
+ratio to the workload's CPU seconds instead: a busy machine stretches wall time, hardly
+CPU time, and a ratio must compare like with like.
 
 A row whose value is a time carries its ratio (``refs``); a row with a ``ref_limit`` is
 judged on it (:func:`judge`). A time with a budget in seconds must name its timer
@@ -21,6 +23,8 @@ GitHub's ten seconds are promises in seconds.
 
 from __future__ import annotations
 
+import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,9 +58,15 @@ def reference_files() -> list[str]:
     return [str(root / relative) for relative in corpus_paths()[::STRIDE]]
 
 
-def sample(files: Sequence[str]) -> float:
-    """Wall seconds of one run of the workload on ``files``."""
+#: A measure in CPU seconds says so; it is judged against the workload's CPU seconds.
+_CPU = re.compile(r"\bCPU\b")
+
+
+def sample(files: Sequence[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one run of the workload on ``files``."""
     listing = "\n".join(files)
+    # The runner has no other child running now: the children's usage grows by this one.
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", WORKLOAD],
@@ -67,37 +77,54 @@ def sample(files: Sequence[str]) -> float:
         timeout=300,
     )
     elapsed = time.perf_counter() - started
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise BenchmarkError(f"the reference workload failed: {done.stderr.strip()[-300:]}")
-    return elapsed
+    return elapsed, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
 
 
-def samples(repeat: int) -> list[float]:
+def samples(repeat: int) -> list[tuple[float, float]]:
     files = reference_files()
     return [sample(files) for _ in range(max(1, repeat))]
 
 
 @dataclass(frozen=True)
 class Reference:
-    before: tuple[float, ...]
-    after: tuple[float, ...]
+    """The samples (wall, CPU seconds) taken before and after the suite."""
+
+    before: tuple[tuple[float, float], ...]
+    after: tuple[tuple[float, float], ...]
 
     @property
     def unit(self) -> float:
-        """Seconds in one reference unit: the median of every sample."""
-        return statistics.median([*self.before, *self.after])
+        """Wall seconds in one reference unit: the median of every sample."""
+        return statistics.median(wall for wall, _ in (*self.before, *self.after))
+
+    @property
+    def cpu_unit(self) -> float:
+        """CPU seconds in one reference unit, for the times measured in CPU seconds."""
+        return statistics.median(cpu for _, cpu in (*self.before, *self.after))
 
     def rows(self) -> list[Row]:
-        def spread(values: Sequence[float]) -> str:
-            low, mid, high = min(values), statistics.median(values), max(values)
-            return f"{low:.3f}–{high:.3f} s ({len(values)} runs, median {mid:.3f} s)"
+        def spread(taken: Sequence[tuple[float, float]]) -> str:
+            def one(values: list[float]) -> str:
+                low, mid, high = min(values), statistics.median(values), max(values)
+                return f"{low:.3f}–{high:.3f} s (median {mid:.3f})"
 
-        drift = statistics.median(self.after) / statistics.median(self.before)
+            walls, cpus = [w for w, _ in taken], [c for _, c in taken]
+            return f"{len(taken)} runs, wall {one(walls)}, CPU {one(cpus)}"
+
+        def drift(i: int) -> float:
+            after = statistics.median(t[i] for t in self.after)
+            return round(after / statistics.median(t[i] for t in self.before), 2)
+
         return [
             row(f"{MEASURE}: 1 ref", self.unit, "s"),
+            row("reference, CPU seconds (1 ref for the times in CPU seconds)", self.cpu_unit, "s"),
             row("reference before the suite", spread(self.before)),
             row("reference after the suite", spread(self.after)),
-            row("reference drift, after / before (medians)", round(drift, 2), "x"),
+            row("reference drift, after / before (medians of wall time)", drift(0), "x"),
+            row("reference drift, after / before (medians of CPU time)", drift(1), "x"),
         ]
 
 
@@ -109,11 +136,16 @@ def seconds(r: Row) -> float | None:
     return value * TIME_UNITS[r["unit"]]
 
 
-def judge(r: Row, unit: float) -> dict[str, Any]:
-    """``r`` with its ratio to the reference (``refs``) and, if it has a ``ref_limit``,
-    judged on it; a time with a budget in seconds that names no timer fails."""
+def in_cpu_seconds(r: Row) -> bool:
+    return _CPU.search(r["measure"]) is not None
+
+
+def judge(r: Row, unit: float, cpu_unit: float) -> dict[str, Any]:
+    """``r`` with its ratio to the reference (``refs``: of its CPU seconds, for a time in
+    CPU seconds) and, if it has a ``ref_limit``, judged on it; a time with a budget in
+    seconds that names no timer fails."""
     taken = seconds(r)
-    refs = None if taken is None else taken / unit
+    refs = None if taken is None else taken / (cpu_unit if in_cpu_seconds(r) else unit)
     judged: dict[str, Any] = {**r, "refs": None if refs is None else float(f"{refs:.4g}")}
     limit = r["ref_limit"]
     if limit is not None and refs is not None:

@@ -156,8 +156,8 @@ def results_markdown(data: dict[str, Any]) -> str:
     """A run's header line and table, as ``latest.md`` and ``docs/performance.md`` show it."""
     m = data["machine"]
     c = data["corpus"]
-    unit = data.get("reference_s")
-    ref = f" 1 ref = {unit:.3f} s (the reference, see its rows)." if unit else ""
+    unit, cpu = data.get("reference_s"), data.get("reference_cpu_s")
+    ref = f" 1 ref = {unit:.3f} s, {cpu:.3f} s of CPU (see its rows)." if unit and cpu else ""
     header = (
         f"GitNeural benchmarks, {data['finished']} at commit {data['commit']}"
         f"{' (quick mode)' if data['quick'] else ''}: {m['cpus']} CPUs, Python {m['python']}, "
@@ -213,8 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = time.monotonic() - started
     results = [("reference", r) for r in reference.rows()] + results
     results.append(("run", row("suite: wall time (not a measure of the product)", total, "s")))
-    judged = [(name, judge(r, reference.unit)) for name, r in results]
+    judged = [(name, judge(r, reference.unit, reference.cpu_unit)) for name, r in results]
     meta["reference_s"] = round(reference.unit, 4)
+    meta["reference_cpu_s"] = round(reference.cpu_unit, 4)
     meta["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(format_table([r for _, r in judged]))
     json_path, md_path = write_results(args.results, judged, meta)

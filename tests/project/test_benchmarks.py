@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -57,12 +58,13 @@ def assert_well_formed(r: dict[str, Any]) -> None:
     assert (r["budget"] == "") == (r["holds"] is None), r
 
 
-def assert_timed_in_refs(r: dict[str, Any], unit: float) -> None:
-    """A time row shows its ratio to the run's reference, and is judged on it (or on a
-    timer it names); any other row has no ratio."""
+def assert_timed_in_refs(r: dict[str, Any], data: dict[str, Any]) -> None:
+    """A time row shows its ratio to the run's reference (its CPU seconds' to the
+    reference's), and is judged on it (or on a timer it names); no other row has one."""
     if r["unit"] not in SECONDS_PER or isinstance(r["value"], str):
         assert r["refs"] is None and r["ref_limit"] is None, r
         return
+    unit = data["reference_cpu_s" if re.search(r"\bCPU\b", r["measure"]) else "reference_s"]
     assert r["refs"] == pytest.approx(r["value"] * SECONDS_PER[r["unit"]] / unit, rel=1e-3), r
     if r["ref_limit"] is not None:
         assert r["budget"].startswith(f"<= {r['ref_limit']:g} ref"), r
@@ -73,8 +75,8 @@ def assert_timed_in_refs(r: dict[str, Any], unit: float) -> None:
 
 def assert_reference(data: dict[str, Any]) -> None:
     """The reference was measured before and after the modules, its spread shown."""
-    unit = data["reference_s"]
-    assert isinstance(unit, float) and unit > 0, data
+    for unit in (data["reference_s"], data["reference_cpu_s"]):
+        assert isinstance(unit, float) and unit > 0, data
     first = [r for r in data["rows"] if r["module"] == "reference"]
     assert first == data["rows"][: len(first)], data["rows"]
     measures = [r["measure"] for r in first]
@@ -101,7 +103,7 @@ def test_module_runs_quick_and_returns_well_formed_rows(module: str, tmp_path: P
     assert_reference(data)
     for r in data["rows"]:
         assert_well_formed(r)
-        assert_timed_in_refs(r, data["reference_s"])
+        assert_timed_in_refs(r, data)
     assert not any("runs to the end" in r["measure"] for r in rows), rows
     # The same rows are in the Markdown docs/performance.md shows, and in the printed table.
     markdown = (tmp_path / "latest.md").read_text("utf-8")
@@ -135,7 +137,9 @@ IN_REFS = """
                 {"measure": "tight", "value": 2.0, "unit": "s", "budget": "why tight",
                  "holds": True, "ref_limit": 0.0001},
                 {"measure": "lease", "value": 2.0, "unit": "s", "budget": "< 9 s (timer: a lease)",
-                 "holds": True}]
+                 "holds": True},
+                {"measure": "parse, CPU", "value": 1.0, "unit": "s", "budget": "why parse",
+                 "holds": True, "ref_limit": 1000.0}]
 """
 IN_SECONDS = """
     def run(quick=False):
@@ -192,7 +196,7 @@ def test_times_are_judged_in_reference_units_measured_in_the_same_run(tmp_path: 
     assert_reference(data)
     rows = {r["measure"]: r for r in data["rows"]}
     for r in rows.values():
-        assert_timed_in_refs(r, data["reference_s"])
+        assert_timed_in_refs(r, data)
     assert rows["roomy"]["holds"] is True and rows["roomy"]["budget"] == "<= 1000 ref (why roomy)"
     assert (
         rows["tight"]["holds"] is False and rows["tight"]["budget"] == "<= 0.0001 ref (why tight)"
@@ -200,7 +204,10 @@ def test_times_are_judged_in_reference_units_measured_in_the_same_run(tmp_path: 
     assert rows["lease"]["holds"] is True and rows["lease"]["budget"] == "< 9 s (timer: a lease)"
     markdown = (tmp_path / "latest.md").read_text("utf-8")
     assert "| measure | value | refs | budget | holds |" in markdown
-    assert f"1 ref = {data['reference_s']:.3f} s" in markdown
+    assert (
+        f"1 ref = {data['reference_s']:.3f} s, {data['reference_cpu_s']:.3f} s of CPU" in markdown
+    )
+    assert rows["parse, CPU"]["refs"] == pytest.approx(1.0 / data["reference_cpu_s"], rel=1e-3)
     assert runner("--dir", str(suite), "--results", str(tmp_path)).returncode == 1
 
 
