@@ -2,18 +2,21 @@
 
 An absolute budget ("the hook starts in < 300 ms") cannot tell a slower machine from
 slower code: on a laptop, a loaded CI runner or this 2-core machine shared with other
-work, the same code takes longer. So the runner measures a fixed piece of Python work
-before the suite and again after it, and every time budget is a ratio to it: "at most
-0.45 reference units". The workload stands for the product's kind of work (start an
-interpreter, import, parse Python): a fresh interpreter (``-I -S``: nothing installed
-changes it) imports :mod:`json`, :mod:`re`, :mod:`email.parser` and :mod:`sqlite3`, then
-parses with :mod:`ast` one file in :data:`STRIDE` of the corpus (the running Python's
-standard library, :mod:`benchmarks.corpus_files`, in sorted order: the same files on
-every machine with the same Python). One reference unit (``ref``) is the median of all
-the samples, before and after; both spreads are shown, so a run whose machine changed
-speed half-way says so. A time measured in CPU seconds (its measure says ``CPU``) is a
-ratio to the workload's CPU seconds instead: a busy machine stretches wall time, hardly
-CPU time, and a ratio must compare like with like.
+work, the same code takes longer. So the runner measures a fixed piece of Python work in
+the same run, and every time budget is a ratio to it: "at most 1 reference unit". The
+workload stands for the product's kind of work (start an interpreter, import, parse
+Python): a fresh interpreter (``-I -S``: nothing installed changes it) imports
+:mod:`json`, :mod:`re`, :mod:`email.parser` and :mod:`sqlite3`, then parses with
+:mod:`ast` one file in :data:`STRIDE` of the corpus (the running Python's standard
+library, :mod:`benchmarks.corpus_files`, in sorted order: the same files on every
+machine with the same Python). The runner samples it five times before the suite, once
+between every two modules, and five times after; a module's times are judged against
+the mean of the samples just before and after it (its ``ref``), so other work starting
+or ending during a long run moves the reference with the times. The spreads before and
+after the suite are shown, and their drift, so a run whose machine changed speed says so.
+A time measured in CPU seconds (its measure says ``CPU``) is a ratio to the workload's
+CPU seconds instead: a busy machine stretches wall time, hardly CPU time, and a ratio
+must compare like with like.
 
 A row whose value is a time carries its ratio (``refs``); a row with a ``ref_limit`` is
 judged on it (:func:`judge`). A time with a budget in seconds must name its timer
@@ -126,6 +129,12 @@ class Reference:
             row("reference drift, after / before (medians of wall time)", drift(0), "x"),
             row("reference drift, after / before (medians of CPU time)", drift(1), "x"),
         ]
+
+
+def around(ahead: tuple[float, float], behind: tuple[float, float]) -> tuple[float, float]:
+    """The reference (wall, CPU seconds) for a module: the mean of the samples taken just
+    before and just after it."""
+    return (ahead[0] + behind[0]) / 2, (ahead[1] + behind[1]) / 2
 
 
 def seconds(r: Row) -> float | None:

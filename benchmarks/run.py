@@ -10,8 +10,10 @@ hash of its files, the same whatever else is installed) and the Python version i
 depends on.
 
 Every time is judged as a ratio to a reference workload measured by this process before
-the first module and after the last (:mod:`benchmarks.reference`): the table shows each
-time's ratio (``refs``) beside its value, and the reference's spread.
+the first module, between every two and after the last (:mod:`benchmarks.reference`): a
+module's times against the samples just before and after it. The table shows each time's
+ratio (``refs``) beside its value, the reference around each module, and the spread of
+the samples before and after the suite.
 
 Exit status: 0 when every budget holds, 1 when one fails or a module fails to run (with
 ``--no-fail``: 0 anyway), 2 for a usage error. ``--quick`` runs tiny sizes to check that
@@ -49,7 +51,16 @@ from benchmarks.common import (
     validate_rows,
 )
 from benchmarks.corpus_files import corpus_id
-from benchmarks.reference import QUICK_REPEAT, REPEAT, Reference, judge, samples
+from benchmarks.reference import (
+    QUICK_REPEAT,
+    REPEAT,
+    Reference,
+    around,
+    judge,
+    reference_files,
+    sample,
+    samples,
+)
 
 BENCH_DIR = Path(__file__).resolve().parent
 #: The suite's own wall time is shown, not judged: it is no measure of the product (the
@@ -199,23 +210,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     started = time.monotonic()
     repeat = QUICK_REPEAT if args.quick else REPEAT
+    files = reference_files()
     print("measuring the reference ...", file=sys.stderr, flush=True)
     before = samples(repeat)
-    results: list[tuple[str, Row]] = []
+    # One sample between every two modules as well: a module is judged against the
+    # reference taken just before and just after it, so a machine whose load changes
+    # during the run (other work starting, ending) judges each module at its own load.
+    between = [before[-1]]
+    ran: list[tuple[str, list[Row]]] = []
     crashed = False
-    for path in paths:
+    for i, path in enumerate(paths):
         print(f"running {path.stem} ...", file=sys.stderr, flush=True)
         rows, elapsed, ok = run_module(path, args.quick, args.timeout)
         crashed = crashed or not ok
         print(f"  {path.stem}: {elapsed:.1f} s", file=sys.stderr, flush=True)
-        results += [(path.stem, r) for r in rows]
-    reference = Reference(tuple(before), tuple(samples(repeat)))
+        ran.append((path.stem, rows))
+        if i < len(paths) - 1:
+            between.append(sample(files))
+    after = samples(repeat)
+    between.append(after[0])
+    reference = Reference(tuple(before), tuple(after))
     total = time.monotonic() - started
-    results = [("reference", r) for r in reference.rows()] + results
-    results.append(("run", row("suite: wall time (not a measure of the product)", total, "s")))
-    judged = [(name, judge(r, reference.unit, reference.cpu_unit)) for name, r in results]
+    judged = [("reference", judge(r, reference.unit, reference.cpu_unit)) for r in reference.rows()]
+    local: dict[str, list[float]] = {}
+    for (name, rows), ahead, behind in zip(ran, between[:-1], between[1:], strict=True):
+        wall, cpu = around(ahead, behind)
+        local[name] = [round(wall, 4), round(cpu, 4)]
+        here = row(f"{name}: reference around it (before and after, mean)", wall, "s")
+        judged += [(name, judge(r, wall, cpu)) for r in [here, *rows]]
+    wall_time = row("suite: wall time (not a measure of the product)", total, "s")
+    judged.append(("run", judge(wall_time, reference.unit, reference.cpu_unit)))
     meta["reference_s"] = round(reference.unit, 4)
     meta["reference_cpu_s"] = round(reference.cpu_unit, 4)
+    meta["module_reference_s"] = local
     meta["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(format_table([r for _, r in judged]))
     json_path, md_path = write_results(args.results, judged, meta)
