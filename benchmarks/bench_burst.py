@@ -25,11 +25,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, redis_up, row
+from benchmarks.common import TIMER, Row, main, redis_up, row
 from tests.support.burst.check import BurstPlan
 from tests.support.burst.rig import BurstRig
 
+#: A timer's promise, in seconds: GitHub drops a delivery not answered within 10 s.
 ANSWER_LIMIT_S = 10.0
+ANSWER_BUDGET = f"< {ANSWER_LIMIT_S:g} s ({TIMER} GitHub's)"
 
 
 def _rows(label: str, r: Any) -> list[Row]:
@@ -49,8 +51,7 @@ def _rows(label: str, r: Any) -> list[Row]:
         row(f"{where}: answer p50", r.percentile(50) * 1000, "ms"),
         row(f"{where}: answer p90", r.percentile(90) * 1000, "ms"),
         row(f"{where}: answer p99", r.percentile(99) * 1000, "ms"),
-        row(f"{where}: answer max", slowest * 1000, "ms", f"< {ANSWER_LIMIT_S:g} s",
-            slowest < ANSWER_LIMIT_S),
+        row(f"{where}: answer max", slowest * 1000, "ms", ANSWER_BUDGET, slowest < ANSWER_LIMIT_S),
         row(f"{where}: answers not 2xx", not_2xx, "", "0", not_2xx == 0),
         row(f"{where}: reviews posted per PR head", most, "", "exactly 1", most == 1),
         row(f"{where}: heads reviewed", f"{len(per_head)} of {heads}"),

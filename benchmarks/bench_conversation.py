@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BenchmarkError, Row, main, row
+from benchmarks.common import BenchmarkError, Row, main, row, within_refs
 from tests.fakes.github.graphql import github_schema
 from tests.support.conversation import answers_in_thread, gitneural_thread, reply_payload
 from tests.support.services import REPO, AppWorld, app_world, start_serve, wait_for
@@ -37,7 +37,9 @@ REPLIES = 6
 QUICK_REPLIES = 2
 #: Seconds the stub keeps each review thinking: longer than the benchmark lasts.
 REVIEW_THINK_S = 600.0
-LATENCY_BUDGET_S = 3.0
+#: Was 3 s, restated in reference units from the runs of the 2-core machine.
+LATENCY_REFS = 4
+LATENCY_WHY = "2-core runs: 1.94 loaded, 1.56 quiet; was 3 s"
 CALLS_BUDGET = 5
 
 
@@ -118,12 +120,12 @@ def run(quick: bool = False) -> list[Row]:
             statistics.median(s for s, _ in rest) * 1000,
             "ms",
         ),
-        row(
+        within_refs(
             f"{label}: reply to answer posted, slowest",
             slowest * 1000,
             "ms",
-            f"< {LATENCY_BUDGET_S:g} s",
-            slowest < LATENCY_BUDGET_S,
+            LATENCY_REFS,
+            LATENCY_WHY,
         ),
         row(
             f"{label}: GitHub API calls per answer (most)",

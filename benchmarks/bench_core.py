@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, main, row, within_refs
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, edit_count, source_files
 from bot.domain.change import Change
 from bot.domain.results import Finding
@@ -53,7 +53,9 @@ SERIES_EDIT = {"hunks": 3, "inserted": 2}
 #: Issue 2's change: 200 files x 5 hunks x (3 inserted + 1 edited) = 5,000 changed lines.
 BUDGET_FILES = 200
 BUDGET_EDIT = {"hunks": 5, "inserted": 3}
-BUDGET_SECONDS = 1.0
+#: Issue 2's 1 s, restated in reference units from the runs of the 2-core machine.
+BUDGET_REFS = 2.8
+BUDGET_WHY = "2-core runs: 1.86 loaded, 1.84 quiet; was 1 s"
 GROWTH_BUDGET = 12.0
 FINDINGS_PER_FILES = 10
 SUBMISSION_MAX = 60
@@ -206,12 +208,8 @@ def run(quick: bool = False) -> list[Row]:
             )
         timing, label = series[budget_branch]
         rows.append(
-            row(
-                f"core, no model: {label} (issue 2)",
-                timing.total,
-                "s",
-                f"< {BUDGET_SECONDS:g} s",
-                timing.total < BUDGET_SECONDS,
+            within_refs(
+                f"core, no model: {label} (issue 2)", timing.total, "s", BUDGET_REFS, BUDGET_WHY
             )
         )
         for stage in ("diff", "plan", "check"):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, main, percentile, row
+from benchmarks.common import Row, main, percentile, row, within_refs
 from bot.gh.mirrors.lru import enforce_cap, tree_bytes
 from bot.metrics import JOB_KINDS, JOB_OUTCOMES
 from bot.store import open_store, upgrade
@@ -31,6 +31,13 @@ from bot.usage import Usage
 
 PROCESSES = 12
 MIRRORS = 50
+#: Were 20 ms and 100 ms, restated in reference units from the runs of the 2-core machine.
+USAGE_REFS = 0.05
+USAGE_WHY = "2-core runs: 0.0005; was 20 ms"
+SCRAPE_REFS = 0.25
+SCRAPE_WHY = "2-core runs: 0.0007; was 100 ms"
+MIRROR_REFS = 0.25
+MIRROR_WHY = "2-core runs: 0.013 loaded, 0.022 quiet; was 100 ms"
 
 
 def _usage_rows(root: Path, count: int) -> list[Row]:
@@ -52,7 +59,9 @@ def _usage_rows(root: Path, count: int) -> list[Row]:
     times.sort()
     p50, p90 = statistics.median(times), percentile(times, 90)
     return [
-        row("usage: record one model request, median", round(p50, 2), "ms", "< 20 ms", p50 < 20),
+        within_refs(
+            "usage: record one model request, median", round(p50, 2), "ms", USAGE_REFS, USAGE_WHY
+        ),
         row("usage: record one model request, p90", round(p90, 2), "ms"),
     ]
 
@@ -85,12 +94,12 @@ def _scrape_rows(root: Path, rounds: int) -> list[Row]:
     assert b"gitneural_jobs_total" in text
     p50 = statistics.median(times)
     return [
-        row(
+        within_refs(
             f"scrape: {PROCESSES} processes summed and rendered, median",
             round(p50, 2),
             "ms",
-            "< 100 ms",
-            p50 < 100,
+            SCRAPE_REFS,
+            SCRAPE_WHY,
         )
     ]
 
@@ -112,12 +121,12 @@ def _mirror_rows(root: Path, count: int) -> list[Row]:
         times.append((time.perf_counter() - started) * 1000)
     p50 = statistics.median(times)
     return [
-        row(
+        within_refs(
             f"mirror cap: walk of {count} mirrors, median",
             round(p50, 2),
             "ms",
-            "< 100 ms",
-            p50 < 100,
+            MIRROR_REFS,
+            MIRROR_WHY,
         )
     ]
 

@@ -28,7 +28,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import TIMER, Row, main, row, within_refs
 from bot.git.repo import TreeSnapshot
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from tests.support.repos import commit, make_repo
@@ -37,8 +37,11 @@ SIZE = 50 * 1024 * 1024
 QUICK_SIZE = 5 * 1024 * 1024
 QUICK_LIMITS = ToolLimits(search_timeout_s=0.5)
 LINE = b"    total = compute(alpha, beta, gamma)  # an ordinary line of code, 80 bytes\n"
-WINDOW_MS = 100.0
+#: Was 100 ms, restated in reference units from the runs of the 2-core machine.
+WINDOW_REFS = 0.3
+WINDOW_WHY = "2-core runs: 0.024; was 100 ms"
 WINDOW_BYTES = 5_000_000
+#: A timer's promise, in seconds: the search's 5 s limit, and a second to answer.
 SEARCH_S = 6.0
 HOSTILE: dict[str, dict[str, object]] = {
     "search, glob '[z-a]'": {"pattern": "x", "path_glob": "[z-a]"},
@@ -93,12 +96,12 @@ def run(quick: bool = False) -> list[Row]:
         peak = max(peaks)
         rows = [
             row(f"read_file of {huge}: the first call (reads the blob)", first * 1000, "ms"),
-            row(
+            within_refs(
                 f"read_file window (100 lines) of {huge}: CPU ms per call, median",
                 median_ms,
                 "ms",
-                f"< {WINDOW_MS:g} ms",
-                median_ms < WINDOW_MS,
+                WINDOW_REFS,
+                WINDOW_WHY,
             ),
             row(
                 f"read_file window of {huge}: wall ms per call, median",
@@ -121,7 +124,7 @@ def run(quick: bool = False) -> list[Row]:
                     f"{measure}: one-line result, CPU",
                     cpu,
                     "s",
-                    f"< {SEARCH_S:g} s, one line",
+                    f"< {SEARCH_S:g} s ({TIMER} the search's limit), one line",
                     cpu < SEARCH_S and one_line,
                 ),
                 row(f"{measure}: wall time", elapsed, "s"),

@@ -46,6 +46,7 @@ from benchmarks.common import (
     redis_up,
     row,
     wait_for_http,
+    within_refs,
 )
 from benchmarks.loadgen import LoadResult, closed_loop, http_request, open_loop
 
@@ -54,7 +55,9 @@ PAYLOAD = FIXTURES_DIR / "github-webhooks" / "pull_request.opened.payload.json"
 FACTORY = "benchmarks.webhook_app:create()"
 REDIS_URL = "redis://127.0.0.1:6379/14"
 TARGET_RATE = 500.0
-MEDIAN_BUDGET_MS = 5.0
+#: Was 5 ms, restated in reference units from the runs of the 2-core machine.
+MEDIAN_REFS = 0.014
+MEDIAN_WHY = "2-core runs: 0.006 quiet; was 5 ms"
 CONCURRENCY = 8
 
 
@@ -239,8 +242,7 @@ def _rows(m: Measured, log: str, rate: float) -> list[Row]:
     return [
         row(f"{where}: max rate", sat.rate, "deliveries/s", f">= {TARGET_RATE:g}/s",
             sat.rate >= TARGET_RATE),
-        row(f"{where}: p50 at {rate:g}/s", steady.ms(50), "ms", f"< {MEDIAN_BUDGET_MS:g} ms",
-            steady.ms(50) < MEDIAN_BUDGET_MS),
+        within_refs(f"{where}: p50 at {rate:g}/s", steady.ms(50), "ms", MEDIAN_REFS, MEDIAN_WHY),
         row(f"{where}: p90 at {rate:g}/s", steady.ms(90), "ms"),
         row(f"{where}: p99 at {rate:g}/s", steady.ms(99), "ms"),
         row(f"{where}: answers not 202", bad, "", "0", bad == 0),

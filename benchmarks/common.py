@@ -7,8 +7,16 @@ A benchmark module has ``run(quick: bool = False) -> list[Row]`` and ends with::
 
 A :class:`Row` says one thing measured: ``measure`` (what), ``value`` (a number, or a
 string when the value is not a number), ``unit``, ``budget`` (the promise it is held to,
-in words such as ``"< 1 s"``; ``""`` when none) and ``holds`` (``True``/``False`` against
+in words such as ``"<= 3"``; ``""`` when none) and ``holds`` (``True``/``False`` against
 the budget, ``None`` when there is no budget).
+
+A time is judged as a ratio to the reference workload the runner measures in the same
+run (:mod:`benchmarks.reference`), never in seconds: a machine twice as slow takes twice
+as long for both (a measure that says ``CPU`` is in CPU seconds, and compared with the
+workload's). Such a row names ``ref_limit`` (at most that many reference units) and
+its ``budget`` says why that limit (and any other condition, which ``holds`` judges);
+the runner judges the ratio. A time held to an absolute budget must be a timer's (a
+lease, a timeout, GitHub's ten seconds): its budget names it with :data:`TIMER`.
 
 Realistic repositories made from the standard library's code live in
 :mod:`benchmarks.corpus` (the files themselves: :mod:`benchmarks.corpus_files`).
@@ -22,7 +30,7 @@ import http.client
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -49,9 +57,17 @@ class Row(TypedDict):
     unit: str
     budget: str
     holds: bool | None
+    ref_limit: float | None
 
 
 ROW_KEYS = frozenset(Row.__annotations__)
+#: A row written before reference budgets (or by hand) may leave ``ref_limit`` out.
+_OLD_KEYS = ROW_KEYS - {"ref_limit"}
+#: Seconds per unit of the units a time is written in.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3}
+#: Marks a budget in seconds that a timer sets (not the processor's speed), e.g.
+#: ``f"< 120 s ({TIMER} the 60 s lease)"``.
+TIMER = "timer:"
 
 
 def row(
@@ -60,11 +76,24 @@ def row(
     unit: str = "",
     budget: str = "",
     holds: bool | None = None,
+    ref_limit: float | None = None,
 ) -> Row:
-    """One row; ``holds`` must be given whenever ``budget`` is."""
-    if budget and holds is None:
+    """One row; ``holds`` must be given whenever ``budget`` or ``ref_limit`` is."""
+    if (budget or ref_limit is not None) and holds is None:
         raise BenchmarkError(f"row {measure!r} names a budget but not whether it holds")
-    return Row(measure=measure, value=value, unit=unit, budget=budget, holds=holds)
+    if ref_limit is not None and unit not in TIME_UNITS:
+        raise BenchmarkError(f"row {measure!r} has a reference budget but is not a time")
+    return Row(
+        measure=measure, value=value, unit=unit, budget=budget, holds=holds, ref_limit=ref_limit
+    )
+
+
+def within_refs(
+    measure: str, value: float, unit: str, limit: float, why: str, holds: bool = True
+) -> Row:
+    """A time held to at most ``limit`` reference units (judged by the runner); ``why``
+    says how the limit was chosen; ``holds`` judges any other condition of the row."""
+    return row(measure, value, unit, why, holds, limit)
 
 
 def validate_rows(data: object, source: str = "benchmark") -> list[Row]:
@@ -72,6 +101,8 @@ def validate_rows(data: object, source: str = "benchmark") -> list[Row]:
     if not isinstance(data, list) or not data:
         raise BenchmarkError(f"{source} must return a non-empty list of rows")
     for i, item in enumerate(data):
+        if isinstance(item, dict) and set(item) == _OLD_KEYS:
+            item["ref_limit"] = None
         if not isinstance(item, dict) or set(item) != ROW_KEYS:
             raise BenchmarkError(f"{source} row {i} must have exactly the keys {sorted(ROW_KEYS)}")
         problems = [
@@ -82,14 +113,23 @@ def validate_rows(data: object, source: str = "benchmark") -> list[Row]:
                 ("unit", isinstance(item["unit"], str)),
                 ("budget", isinstance(item["budget"], str)),
                 ("holds", item["holds"] is None or isinstance(item["holds"], bool)),
+                ("ref_limit", _valid_limit(item["ref_limit"], item["unit"])),
             )
             if not ok
         ]
         if problems:
             raise BenchmarkError(f"{source} row {i} has a bad {', '.join(problems)}")
-        if item["budget"] and item["holds"] is None:
+        if (item["budget"] or item["ref_limit"] is not None) and item["holds"] is None:
             raise BenchmarkError(f"{source} row {i} names a budget but not whether it holds")
     return data  # checked above, key by key
+
+
+def _valid_limit(limit: object, unit: object) -> bool:
+    if limit is None:
+        return True
+    if isinstance(limit, bool) or not isinstance(limit, int | float):
+        return False
+    return math.isfinite(limit) and limit > 0 and unit in TIME_UNITS
 
 
 def _valid_value(value: object) -> bool:
@@ -100,46 +140,57 @@ def _valid_value(value: object) -> bool:
     return isinstance(value, str)
 
 
-def format_value(r: Row) -> str:
+def format_value(r: Mapping[str, Any]) -> str:
     value = r["value"]
     if isinstance(value, str):
         text = value
     elif isinstance(value, int):
         text = f"{value:,}"
-    elif abs(value) >= 100:
-        text = f"{value:,.0f}"
-    elif abs(value) >= 10:
-        text = f"{value:.1f}"
     else:
-        text = f"{value:.3g}"
+        text = format_number(value)
     return f"{text} {r['unit']}".strip()
 
 
-def verdict(r: Row) -> str:
+def format_number(value: float) -> str:
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def verdict(r: Mapping[str, Any]) -> str:
     return {True: "yes", False: "NO", None: "-"}[r["holds"]]
 
 
-def _cells(rows: Sequence[Row]) -> list[tuple[str, str, str, str]]:
-    return [(r["measure"], format_value(r), r["budget"] or "-", verdict(r)) for r in rows]
+def _cells(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """A row's cells: its ratio to the reference (``refs``, set by the runner for every
+    time) beside its value."""
+
+    def refs(r: Mapping[str, Any]) -> str:
+        value = r.get("refs")
+        return "-" if value is None else format_number(value)
+
+    return [(r["measure"], format_value(r), refs(r), r["budget"] or "-", verdict(r)) for r in rows]
 
 
-HEADER = ("measure", "value", "budget", "holds")
+HEADER = ("measure", "value", "refs", "budget", "holds")
 
 
-def format_table(rows: Sequence[Row]) -> str:
+def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """A plain-text table with aligned columns, for the terminal."""
     cells = [HEADER, *_cells(rows)]
-    widths = [max(len(c[i]) for c in cells) for i in range(4)]
-    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(4)).rstrip() for c in cells]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
+    lines = ["  ".join(c[i].ljust(w) for i, w in enumerate(widths)).rstrip() for c in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
-def markdown_table(rows: Sequence[Row]) -> str:
+def markdown_table(rows: Sequence[Mapping[str, Any]]) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
-    lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|---|:-:|"]
+    lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|--:|---|:-:|"]
     lines += ["| " + " | ".join(cell(c) for c in cells) + " |" for cells in _cells(rows)]
     return "\n".join(lines)
 
@@ -150,8 +201,15 @@ def main(run: Callable[[bool], list[Row]], argv: Sequence[str] | None = None) ->
     parser.add_argument("--quick", action="store_true", help="small sizes, short runs")
     args = parser.parse_args(argv)
     rows = validate_rows(run(args.quick))
-    print(format_table(rows))
-    return 1 if any(r["holds"] is False for r in rows) else 0
+    # Imported here: the reference module builds on this one's rows.
+    from benchmarks.reference import Reference, judge, samples
+
+    repeat = 1 if args.quick else 3
+    before = samples(repeat)
+    reference = Reference(tuple(before), tuple(samples(repeat)))
+    judged = [judge(r, reference.unit, reference.cpu_unit) for r in [*reference.rows(), *rows]]
+    print(format_table(judged))
+    return 1 if any(r["holds"] is False for r in judged) else 0
 
 
 # --- measuring ---------------------------------------------------------------------------

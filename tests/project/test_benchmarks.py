@@ -3,13 +3,16 @@
 No timing is asserted here: benchmarks measure, tests check that they still can. Each
 module runs as ``python -m benchmarks.run --quick --only NAME`` in a process, exactly as
 a developer would run it, and the rows it writes are checked independently of the
-runner's own validation.
+runner's own validation. A time is judged in reference units, measured in the same run
+(``benchmarks/reference.py``): every time row carries its ratio, and a budget in seconds
+is a timer's or the row fails.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,7 +25,8 @@ from tests.support.paths import ROOT
 
 REPO = ROOT
 MODULES = sorted(p.stem for p in (REPO / "benchmarks").glob("bench_*.py"))
-KEYS = {"module", "measure", "value", "unit", "budget", "holds"}
+KEYS = {"module", "measure", "value", "unit", "budget", "holds", "ref_limit", "refs"}
+SECONDS_PER = {"s": 1.0, "ms": 1e-3}
 
 
 def runner(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -54,6 +58,41 @@ def assert_well_formed(r: dict[str, Any]) -> None:
     assert (r["budget"] == "") == (r["holds"] is None), r
 
 
+def assert_timed_in_refs(r: dict[str, Any], data: dict[str, Any]) -> None:
+    """A time row shows its ratio to the run's reference (its CPU seconds' to the
+    reference's), and is judged on it (or on a timer it names); no other row has one."""
+    if r["unit"] not in SECONDS_PER or isinstance(r["value"], str):
+        assert r["refs"] is None and r["ref_limit"] is None, r
+        return
+    # A module's times against the reference sampled just before and after it.
+    local = data["module_reference_s"].get(r["module"])
+    wall, cpu = local or (data["reference_s"], data["reference_cpu_s"])
+    unit = cpu if re.search(r"\bCPU\b", r["measure"]) else wall
+    assert r["refs"] == pytest.approx(r["value"] * SECONDS_PER[r["unit"]] / unit, rel=1e-3), r
+    if r["ref_limit"] is not None:
+        assert r["budget"].startswith(f"<= {r['ref_limit']:g} ref"), r
+        assert r["holds"] is False or r["refs"] <= r["ref_limit"], r
+    else:
+        assert r["budget"] == "" or "timer:" in r["budget"], r
+
+
+def assert_reference(data: dict[str, Any]) -> None:
+    """The reference was measured before and after the modules, its spread shown."""
+    for unit in (data["reference_s"], data["reference_cpu_s"]):
+        assert isinstance(unit, float) and unit > 0, data
+    first = [r for r in data["rows"] if r["module"] == "reference"]
+    assert first == data["rows"][: len(first)], data["rows"]
+    measures = [r["measure"] for r in first]
+    assert "reference before the suite" in measures and "reference after the suite" in measures
+    assert first[0]["refs"] == pytest.approx(1.0, rel=1e-3)
+    for name, (wall, cpu) in data["module_reference_s"].items():
+        assert wall > 0 and cpu > 0, data["module_reference_s"]
+        (here,) = [r for r in data["rows"] if r["measure"].startswith(f"{name}: reference around")]
+        assert here["value"] == pytest.approx(wall, rel=1e-3) and here["refs"] == 1.0, here
+    assert data["rows"][-1]["measure"].startswith("suite: wall time"), data["rows"][-1]
+    assert data["rows"][-1]["budget"] == "", data["rows"][-1]  # shown, not judged
+
+
 def test_the_suite_has_the_core_and_webhook_benchmarks() -> None:
     assert {"bench_core", "bench_webhook"} <= set(MODULES)
 
@@ -68,8 +107,10 @@ def test_module_runs_quick_and_returns_well_formed_rows(module: str, tmp_path: P
     data = results(tmp_path)
     rows = [r for r in data["rows"] if r["module"] == module]
     assert rows, data
+    assert_reference(data)
     for r in data["rows"]:
         assert_well_formed(r)
+        assert_timed_in_refs(r, data)
     assert not any("runs to the end" in r["measure"] for r in rows), rows
     # The same rows are in the Markdown docs/performance.md shows, and in the printed table.
     markdown = (tmp_path / "latest.md").read_text("utf-8")
@@ -85,8 +126,8 @@ def _fake_suite(directory: Path, modules: dict[str, str]) -> None:
 
 FINE = """
     def run(quick=False):
-        return [{"measure": "fine thing", "value": 1.5, "unit": "ms",
-                 "budget": "< 2 ms", "holds": True}]
+        return [{"measure": "fine thing", "value": 3, "unit": "calls",
+                 "budget": "<= 4", "holds": True}]
 """
 CRASH = """
     def run(quick=False):
@@ -95,6 +136,22 @@ CRASH = """
 MALFORMED = """
     def run(quick=False):
         return [{"measure": "no verdict", "value": 3, "unit": "", "budget": "< 1"}]
+"""
+IN_REFS = """
+    def run(quick=False):
+        return [{"measure": "roomy", "value": 2.0, "unit": "ms", "budget": "why roomy",
+                 "holds": True, "ref_limit": 1000.0},
+                {"measure": "tight", "value": 2.0, "unit": "s", "budget": "why tight",
+                 "holds": True, "ref_limit": 0.0001},
+                {"measure": "lease", "value": 2.0, "unit": "s", "budget": "< 9 s (timer: a lease)",
+                 "holds": True},
+                {"measure": "parse, CPU", "value": 1.0, "unit": "s", "budget": "why parse",
+                 "holds": True, "ref_limit": 1000.0}]
+"""
+IN_SECONDS = """
+    def run(quick=False):
+        return [{"measure": "absolute", "value": 2.0, "unit": "ms", "budget": "< 5 ms",
+                 "holds": True}]
 """
 OVER_BUDGET = """
     def run(quick=False):
@@ -132,7 +189,44 @@ def test_a_failed_budget_fails_the_run_unless_told_not_to(tmp_path: Path) -> Non
     assert runner("--no-fail", "--dir", str(suite), "--results", str(tmp_path)).returncode == 0
     only_fine = runner("--only", "fine", "--dir", str(suite), "--results", str(tmp_path))
     assert only_fine.returncode == 0
-    assert [r["module"] for r in results(tmp_path)["rows"]] == ["bench_fine", "run"]
+    modules = [r["module"] for r in results(tmp_path)["rows"]]
+    assert [m for m in dict.fromkeys(modules) if m != "reference"] == ["bench_fine", "run"]
+
+
+def test_times_are_judged_in_reference_units_measured_in_the_same_run(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    _fake_suite(suite, {"bench_refs": IN_REFS})
+    done = runner("--quick", "--dir", str(suite), "--results", str(tmp_path))
+    assert done.returncode == 0, done.stderr  # a quick run judges but does not fail
+    data = results(tmp_path)
+    assert_reference(data)
+    rows = {r["measure"]: r for r in data["rows"]}
+    for r in rows.values():
+        assert_timed_in_refs(r, data)
+    wall, cpu = data["module_reference_s"]["bench_refs"]
+    assert rows["roomy"]["refs"] == pytest.approx(2e-3 / wall, rel=1e-3)
+    assert rows["parse, CPU"]["refs"] == pytest.approx(1.0 / cpu, rel=1e-3)
+    assert rows["roomy"]["holds"] is True and rows["roomy"]["budget"] == "<= 1000 ref (why roomy)"
+    assert (
+        rows["tight"]["holds"] is False and rows["tight"]["budget"] == "<= 0.0001 ref (why tight)"
+    )
+    assert rows["lease"]["holds"] is True and rows["lease"]["budget"] == "< 9 s (timer: a lease)"
+    markdown = (tmp_path / "latest.md").read_text("utf-8")
+    assert "| measure | value | refs | budget | holds |" in markdown
+    assert (
+        f"1 ref = {data['reference_s']:.3f} s, {data['reference_cpu_s']:.3f} s of CPU" in markdown
+    )
+    assert runner("--dir", str(suite), "--results", str(tmp_path)).returncode == 1
+
+
+def test_a_time_judged_in_seconds_without_a_timer_fails(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    _fake_suite(suite, {"bench_seconds": IN_SECONDS})
+    assert runner("--dir", str(suite), "--results", str(tmp_path)).returncode == 1
+    (r,) = [r for r in results(tmp_path)["rows"] if r["measure"] == "absolute"]
+    assert r["holds"] is False and "names no timer" in r["budget"], r
 
 
 def test_the_runner_also_works_as_a_script(tmp_path: Path) -> None:

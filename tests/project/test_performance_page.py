@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import row
+from benchmarks.common import row, within_refs
 from benchmarks.publish import BEGIN, END, published
+from benchmarks.reference import judge
 from benchmarks.run import write_results
 from tests.support.paths import ROOT
 
@@ -18,7 +19,7 @@ PAGE = ROOT / "docs" / "performance.md"
 HEADER = re.compile(
     r"GitNeural benchmarks, \d{4}-\d\d-\d\d \d\d:\d\d UTC at commit \w+: \d+ CPUs, Python [\d.]+, "
     r"load average [\d.]+ at the start; corpus: \d+ files of the standard library of .+, "
-    r"sha256 [0-9a-f]+\."
+    r"sha256 [0-9a-f]+\. 1 ref = [\d.]+ s, [\d.]+ s of CPU \(see its rows\)\."
 )
 
 
@@ -35,16 +36,19 @@ def _meta(quick: bool) -> dict[str, Any]:
             "seed": 6,
         },
         "finished": "2026-12-02 01:00 UTC",
+        "reference_s": 0.6,
+        "reference_cpu_s": 0.3,
     }
 
 
 def _publish(tmp_path: Path, quick: bool) -> subprocess.CompletedProcess[str]:
     rows = [
-        ("bench_core", row("core, 1 file | piped", 47.0, "ms", "< 100 ms", True)),
-        ("bench_hook", row("hook start-up", 0.31, "s", "< 0.3 s", False)),
+        ("bench_core", row("core, 1 file | piped", 3, "calls", "<= 4", True)),
+        ("bench_hook", within_refs("hook start-up", 0.31, "s", 0.5, "here 0.41")),
         ("run", row("suite: wall time", 1117, "s")),
     ]
-    json_path, _ = write_results(tmp_path / "results", rows, _meta(quick))
+    judged = [(name, judge(r, 0.6, 0.3)) for name, r in rows]
+    json_path, _ = write_results(tmp_path / "results", judged, _meta(quick))
     (tmp_path / "performance.md").write_text(PAGE.read_text("utf-8"), "utf-8")
     return subprocess.run(
         [
@@ -74,9 +78,10 @@ def test_publish_puts_the_run_in_place_of_the_table(tmp_path: Path) -> None:
     table = published(after)
     assert table == (tmp_path / "results" / "latest.md").read_text("utf-8").strip()
     assert "at commit abc1234" in table
-    assert "| core, 1 file \\| piped | 47.0 ms | < 100 ms | yes |" in table
-    assert "| hook start-up | 0.31 s | < 0.3 s | NO |" in table
-    assert "| suite: wall time | 1,117 s | - | - |" in table
+    assert "| core, 1 file \\| piped | 3 calls | - | <= 4 | yes |" in table
+    assert "| hook start-up | 0.31 s | 0.517 | <= 0.5 ref (here 0.41) | NO |" in table
+    assert "| suite: wall time | 1,117 s | 1,862 | - | - |" in table
+    assert "1 ref = 0.600 s, 0.300 s of CPU" in table
 
 
 def test_a_quick_run_is_not_published(tmp_path: Path) -> None:
@@ -91,11 +96,18 @@ def test_the_page_shows_a_whole_run() -> None:
     assert HEADER.fullmatch(header), header
     assert "quick mode" not in header
     lines = table.splitlines()
-    assert lines[:2] == ["| measure | value | budget | holds |", "|---|--:|---|:-:|"]
+    assert lines[:2] == ["| measure | value | refs | budget | holds |", "|---|--:|--:|---|:-:|"]
     assert len(lines) > 100  # every module's rows, not a sample
+    assert lines[2].startswith("| reference: ")  # the unit first, then its spreads
     for line in lines[2:]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        assert len(cells) == 4 and cells[0] and cells[1], line
-        assert cells[3] in ("yes", "NO", "-"), line
-        assert (cells[2] == "-") == (cells[3] == "-"), line
-    assert lines[-1].startswith("| suite: wall time |")  # the run went to its end
+        assert len(cells) == 5 and cells[0] and cells[1], line
+        _, value, refs, budget, holds = cells
+        assert holds in ("yes", "NO", "-"), line
+        assert (budget == "-") == (holds == "-"), line
+        # A time shows its ratio to the reference, and is judged on it or on a timer.
+        timed = re.fullmatch(r"[\d.,]+ m?s", value) is not None
+        assert (refs != "-") == timed, line
+        assert not timed or budget == "-" or " ref" in budget or "timer:" in budget, line
+    assert lines[-1].startswith("| suite: wall time ")  # the run went to its end
+    assert lines[-1].endswith("| - | - |")  # shown, not judged
