@@ -24,6 +24,7 @@ from bot.settings.env_file import read_settings
 from tests.fakes.github import FakeGitHub
 from tests.support.paths import ROOT
 from tests.support.services import GITNEURAL
+from tests.support.signals import interruptible
 
 HOOK = "https://hooks.example/webhook"
 
@@ -87,6 +88,7 @@ def start_setup(tmp: Path, *args: str) -> Setup:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp)},
+        preexec_fn=interruptible,  # stop() sends SIGINT: tests/support/signals.py says why
     )
     assert process.stdout is not None
     first = process.stdout.readline()

@@ -24,6 +24,7 @@ from tests.replay.conftest import (
     replay,
 )
 from tests.support.repos import commit, make_repo
+from tests.support.signals import interruptible
 
 
 def test_one_golden_line_and_a_decoy_give_recall_1_of_1_and_precision_1_of_2(
@@ -119,6 +120,7 @@ def test_sigint_mid_run_keeps_the_finished_changes(history: History, tmp_path: P
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=interruptible,  # it is sent SIGINT: tests/support/signals.py says why
         )
         try:
             assert brain.held.wait(60), "the second change never reached the stub"
