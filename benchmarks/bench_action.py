@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
 from benchmarks.corpus import edited, source_files
+from benchmarks.standalone import main
 from tests.fakes.github import FakeGitHub
 from tests.fakes.k3 import K3Stub, Reply
 from tests.support.actions import ActionsRun, checkout, pull_request_event

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import TIMER, Row, main, redis_up, row
+from benchmarks.common import TIMER, Row, redis_up, row
+from benchmarks.standalone import main
 from tests.support.burst.check import BurstPlan
 from tests.support.burst.rig import BurstRig
 

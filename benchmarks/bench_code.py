@@ -40,7 +40,8 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, main, row, within_refs
+from benchmarks.common import Row, row, within_refs
+from benchmarks.standalone import main
 from bot.code.grammars import language_of
 from bot.code.index import FileSymbols, SymbolIndex, file_symbols, repository_index
 from bot.code.outline import outline

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BenchmarkError, Row, main, row, within_refs
+from benchmarks.common import BenchmarkError, Row, row, within_refs
+from benchmarks.standalone import main
 from tests.fakes.github.graphql import github_schema
 from tests.support.conversation import answers_in_thread, gitneural_thread, reply_payload
 from tests.support.services import REPO, AppWorld, app_world, start_serve, wait_for

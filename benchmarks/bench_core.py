@@ -34,8 +34,9 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, main, row, within_refs
+from benchmarks.common import Row, row, within_refs
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, edit_count, source_files
+from benchmarks.standalone import main
 from bot.domain.change import Change
 from bot.domain.results import Finding
 from bot.git.repo import range_change

@@ -49,9 +49,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
 from benchmarks.corpus import SourceFile, edited, source_files
 from benchmarks.prefix_limit import PrefixLimit, prefix_limit, serialised
+from benchmarks.standalone import main
 from bot.jobs import ReviewJob
 from bot.usecases.review.run import run_review_job
 from tests.fakes.github import FakeGitHub

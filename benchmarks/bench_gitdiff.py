@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import REPO_ROOT, Row, main, row
+from benchmarks.common import REPO_ROOT, Row, row
+from benchmarks.standalone import main
 from bot.git import renames as gitrenames
 from bot.git.repo import range_change
 from bot.review import PlanOptions, plan_review

@@ -39,8 +39,9 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, k3_stub, main, row, within_refs
+from benchmarks.common import Row, k3_stub, row, within_refs
 from benchmarks.corpus import edited, source_files
+from benchmarks.standalone import main
 from bot.code.index import index_folder, repository_index
 from bot.git.repo import snapshot_at
 from tests.fakes.k3 import Reply

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
+from benchmarks.standalone import main
 from tests.support.paths import ROOT
 from tests.support.repos import commit, make_repo
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import Row, k3_stub, main, row
+from benchmarks.common import Row, k3_stub, row
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
+from benchmarks.standalone import main
 from bot.domain.change import Change
 from bot.domain.learnings import Learning
 from bot.git.repo import range_change

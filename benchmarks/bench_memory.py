@@ -36,7 +36,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import BenchmarkError, Row, main, row
+from benchmarks.common import BenchmarkError, Row, row
+from benchmarks.standalone import main
 from bot.store.finding_states import pull_findings
 from bot.usecases.review.dismissals import MAX_PERMISSION_READS
 from bot.usecases.review.run import run_review_job

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pygit2
 
-from benchmarks.common import Row, main, percentile, row, within_refs
+from benchmarks.common import Row, percentile, row, within_refs
+from benchmarks.standalone import main
 from bot.gh.mirrors.lru import enforce_cap, tree_bytes
 from bot.metrics import JOB_KINDS, JOB_OUTCOMES
 from bot.store import open_store, upgrade

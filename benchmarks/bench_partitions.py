@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.common import TIMER, Row, main, redis_up, row
+from benchmarks.common import TIMER, Row, redis_up, row
+from benchmarks.standalone import main
 from tests.support.partitions import (
     LEASE,
     Partition,

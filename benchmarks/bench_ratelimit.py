@@ -17,7 +17,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import Row, main, redis_up, row
+from benchmarks.common import Row, redis_up, row
+from benchmarks.standalone import main
 from tests.support.ratelimit import review_storm
 from tests.support.services import REDIS_URL, app_world
 

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
+from benchmarks.standalone import main
 from bot.code.grammars import available, family_of, language_of
 from bot.code.index import FileSymbols, SymbolIndex
 from bot.domain.change import Change

@@ -18,7 +18,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import TIMER, Row, main, redis_up, row
+from benchmarks.common import TIMER, Row, redis_up, row
+from benchmarks.standalone import main
 from tests.support.rabbit import RABBIT_HOST, RABBIT_PORT
 from tests.support.recovery import kill_mid_review
 from tests.support.services import REDIS_URL, app_world

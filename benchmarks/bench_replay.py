@@ -35,7 +35,8 @@ from typing import Any
 
 import pygit2
 
-from benchmarks.common import Row, main, row, within_refs
+from benchmarks.common import Row, row, within_refs
+from benchmarks.standalone import main
 from bot.replay.history_golden import mine_history
 from bot.replay.items import GoldenItem, PastChange
 from tests.support.real_repos import REPOSITORIES, checkout

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
+from benchmarks.standalone import main
 from bot.domain.change import Change
 from bot.effort import Effort
 from bot.git.repo import range_change

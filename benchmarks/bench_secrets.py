@@ -16,8 +16,9 @@ from __future__ import annotations
 import sys
 import time
 
-from benchmarks.common import Row, main, row
+from benchmarks.common import Row, row
 from benchmarks.corpus_files import corpus_paths, stdlib_root
+from benchmarks.standalone import main
 from bot.review.secrets.redaction import redact_path, redact_text, secret_notes
 from tests.support.secret_corpus import Planted, corpus
 

@@ -28,8 +28,9 @@ from typing import Any
 
 import pygit2
 
-from benchmarks.common import Row, k3_stub, main, row, within_refs
+from benchmarks.common import Row, k3_stub, row, within_refs
 from benchmarks.corpus import BASE_BRANCH, add_change, build_repo, source_files
+from benchmarks.standalone import main
 from bot.domain.change import Change
 from bot.effort import Effort
 from bot.git.repo import diff_to_bytes, range_change

@@ -28,7 +28,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from benchmarks.common import TIMER, Row, main, row, within_refs
+from benchmarks.common import TIMER, Row, row, within_refs
+from benchmarks.standalone import main
 from bot.git.repo import TreeSnapshot
 from bot.review.tools.toolbox import RepoTools, ToolLimits
 from tests.support.repos import commit, make_repo

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import REPO_ROOT, BenchmarkError, Row, main, row
+from benchmarks.common import REPO_ROOT, BenchmarkError, Row, row
+from benchmarks.standalone import main
 from tests.support.fairness import b_pull
 from tests.support.services import app_world, children_of, make_job
 from workers.schedule.protocol import default_limit

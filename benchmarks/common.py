@@ -24,7 +24,6 @@ Realistic repositories made from the standard library's code live in
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import http.client
 import math
@@ -193,23 +192,6 @@ def markdown_table(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|--:|---|:-:|"]
     lines += ["| " + " | ".join(cell(c) for c in cells) + " |" for cells in _cells(rows)]
     return "\n".join(lines)
-
-
-def main(run: Callable[[bool], list[Row]], argv: Sequence[str] | None = None) -> int:
-    """The ``__main__`` of a benchmark module: print its rows; 1 if a budget fails."""
-    parser = argparse.ArgumentParser(description="Run one GitNeural benchmark module.")
-    parser.add_argument("--quick", action="store_true", help="small sizes, short runs")
-    args = parser.parse_args(argv)
-    rows = validate_rows(run(args.quick))
-    # Imported here: the reference module builds on this one's rows.
-    from benchmarks.reference import Reference, judge, samples
-
-    repeat = 1 if args.quick else 3
-    before = samples(repeat)
-    reference = Reference(tuple(before), tuple(samples(repeat)))
-    judged = [judge(r, reference.unit, reference.cpu_unit) for r in [*reference.rows(), *rows]]
-    print(format_table(judged))
-    return 1 if any(r["holds"] is False for r in judged) else 0
 
 
 # --- measuring ---------------------------------------------------------------------------
