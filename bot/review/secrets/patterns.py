@@ -96,6 +96,9 @@ _PASSWORD_WORDS = ("pass", "pwd")
 _NOT_SECRET_NAME = re.compile(
     r"public|pub_?key|(?:key|token)_?(?:id|name|type|file|path|size|len|length|count|url|"
     r"uri|endpoint|field|prefix|format|header|param|env|var|column|attr)s?\b|passthrough|bypass|compass|keyboard|monkey|turkey"
+    # Words that hold a secret's name but name something else (``# Author:``,
+    # ``KEYWORD_ONLY``, ``auth_header``, ``key_separator``, ``keylog_filename``).
+    r"|author|keyword|header|hdr|separator|encoding|filename"
 )
 #: An SSH public key blob (``ssh-rsa``, ``ssh-ed25519``, ``ecdsa-…``) without its prefix.
 _SSH_PUBLIC_BLOB = ("AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh")
@@ -113,6 +116,16 @@ _VALUE_END = frozenset("\"'` \t\r\n,;)}]\\&")
 _REFERENCE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
+#: Digits and dots only: a number, a version, an OID (``'1.3.6.1.5.5.7.3.1'``).
+_NUMERAL = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+_ENV_NAME = re.compile(r"[A-Z][A-Z_]*[A-Z]")
+_MODULE_PATH = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}")
+_IDENTIFIER_ONLY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CLASS_NAME = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
+#: After a bare word: the expression goes on (``, x``, ``+ y``, ``| z``, a call), or
+#: words follow (a sentence: ``pwd: expected bytes``).
+_BUILT_ON = re.compile(r"[\"'`][ \t]*[+%]")
+_GOES_ON = re.compile(r"[ \t]*[,+|(\[]|[ \t]+[A-Za-z]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][\w.]*\(?")
 _LOCAL_HOST = re.compile(
     r"@(?:localhost|127\.|0\.0\.0\.0|\[::1\]|[\w.-]*example\.(?:com|org|net)|host\b|[\w-]+:\d)",
@@ -183,14 +196,29 @@ def _assignment(match: re.Match[str]) -> str | None:
 
 
 def _stand_in(match: re.Match[str], value: str) -> bool:
-    """Whether an assigned value is evidently not a secret: a placeholder, or (unquoted) a
-    reference to a name (``token = self.token``, ``api_key = API_KEY_DEFAULT``)."""
-    if is_placeholder(value) or value.strip("xX*.-_") == "":
+    """Whether an assigned value is evidently not a secret: a placeholder, a number, a
+    version or an OID, or (unquoted) code: a reference to a name (``token = self.token``,
+    ``api_key = API_KEY_DEFAULT``, ``skipkeys=skipkeys``), or an expression that goes on
+    (``key = filename, lineno``). Found on the standard library, which holds no secret."""
+    if is_placeholder(value) or value.strip("xX*.-_") == "" or _NUMERAL.fullmatch(value):
         return True
     quoted = match.start(1) > 0 and match.string[match.start(1) - 1] in "\"'`"
     if quoted:
+        # An environment variable's name or a dotted module path as a string, or a string
+        # built on (``'prefix.' + name``, ``"VS%d" % version``).
+        built = _BUILT_ON.match(match.string, match.end(1)) is not None
+        return built or bool(_ENV_NAME.fullmatch(value) or _MODULE_PATH.fullmatch(value))
+    if _DOTTED_NAME.fullmatch(value) or _REFERENCE.fullmatch(value):
+        return True
+    if not _IDENTIFIER_ONLY.fullmatch(value):
         return False
-    return bool(_DOTTED_NAME.fullmatch(value) or _REFERENCE.fullmatch(value))
+    name = _name_before(match).rstrip(" \t:")
+    last = re.split(r"[^a-z0-9]+", name.strip("_]\"'`"))[-1] if name else ""
+    goes_on = _GOES_ON.match(match.string, match.end(1)) is not None
+    # In code (an attribute, a subscript or the name itself given back) a bare word is a
+    # name; in a settings file it is a value, and stays redacted.
+    code = "." in name or "[" in name or value.lower() == last
+    return code or goes_on or value.startswith("_") or bool(_CLASS_NAME.fullmatch(value))
 
 
 #: The kind of a value redacted but not reported (too unsure for a finding).
