@@ -42,13 +42,13 @@ from benchmarks.common import (
     REPO_ROOT,
     BenchmarkError,
     Row,
-    main,
     redis_up,
     row,
     wait_for_http,
     within_refs,
 )
 from benchmarks.loadgen import LoadResult, closed_loop, http_request, open_loop
+from benchmarks.standalone import main
 
 SECRET = "bench-webhook-secret-7d2e"
 PAYLOAD = FIXTURES_DIR / "github-webhooks" / "pull_request.opened.payload.json"
