@@ -29,8 +29,7 @@ from bot.domain.route import Route, RouteRule, rule_effort
 from bot.effort import Effort
 from bot.review.formatting import formatting_only
 from bot.review.selection import select_files
-from bot.review.tools.globs import glob_matcher
-from bot.review.tools.paths import ToolError
+from bot.review.tools.globs import any_glob_matcher
 from bot.settings.repository import Config
 
 #: Paths whose change is reviewed at ``max``, by what they hold. Globs as in
@@ -174,7 +173,8 @@ def sensitive(path: str) -> str | None:
 def _sensitive_tests() -> list[tuple[str, Callable[[str], bool]]]:
     # A name without "/" is a file name in any directory, even where it has no wildcard.
     return [
-        (kind, _matcher([g if "/" in g else f"**/{g}" for g in globs])) for kind, globs in SENSITIVE
+        (kind, any_glob_matcher([g if "/" in g else f"**/{g}" for g in globs]))
+        for kind, globs in SENSITIVE
     ]
 
 
@@ -184,20 +184,10 @@ def is_doc(path: str) -> bool:
 
 
 def _rule_applies(rule: RouteRule, paths: Sequence[str]) -> bool:
-    test = _matcher(rule.paths)
+    test = any_glob_matcher(rule.paths)
     if rule.effort == "max":
         return any(test(p) for p in paths)
     return all(test(p) for p in paths)
-
-
-def _matcher(globs: Sequence[str]) -> Callable[[str], bool]:
-    tests = []
-    for glob in globs:
-        try:
-            tests.append(glob_matcher(glob))
-        except ToolError:
-            continue  # a glob that cannot be used matches nothing
-    return lambda path: any(test(path) for test in tests)
 
 
 def _named(paths: Sequence[str]) -> str:

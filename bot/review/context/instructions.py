@@ -17,12 +17,11 @@ All of them share ``instructions_max_chars``. A file cut short says so in the pr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.domain.change import Snapshot
-from bot.review.tools.globs import glob_matcher
-from bot.review.tools.paths import ToolError
+from bot.review.tools.globs import any_glob_matcher
 from bot.settings.repository import SCOPED_INSTRUCTION_DIRS, PathInstruction
 from bot.text import decode_text, printable
 
@@ -94,18 +93,8 @@ def _globs(value: str | list[str] | None) -> list[str]:
     return [g.strip() for g in items if g.strip()]
 
 
-def _matcher(globs: Iterable[str]) -> Callable[[str], bool]:
-    tests = []
-    for glob in globs:
-        try:
-            tests.append(glob_matcher(glob))
-        except ToolError:
-            continue  # a glob that cannot be used selects nothing
-    return lambda path: any(test(path) for test in tests)
-
-
 def _touches(globs: Iterable[str], paths: Collection[str]) -> bool:
-    test = _matcher(globs)
+    test = any_glob_matcher(globs)
     return any(test(path) for path in paths)
 
 

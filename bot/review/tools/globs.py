@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from bot.review.tools.paths import ToolError, normalize, shown
 
@@ -87,3 +87,16 @@ def glob_matcher(path_glob: str | None) -> Callable[[str], bool]:
         texts[-1:] = ["*", "**"]
     segments = [_segment(text) for text in texts]
     return lambda path: _matches(segments, path.split("/"))
+
+
+def any_glob_matcher(globs: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a path matches any of ``globs`` (settings' lists: a route's paths, an
+    instruction's). A glob that cannot be used matches nothing, so one bad entry does not
+    cost the others."""
+    tests = []
+    for glob in globs:
+        try:
+            tests.append(glob_matcher(glob))
+        except ToolError:
+            continue
+    return lambda path: any(test(path) for test in tests)
