@@ -20,7 +20,7 @@ from bot.domain.learnings import Learning
 from bot.llm.types import ModelClient
 from bot.review.agent.final import FinalTool
 from bot.review.answers.prompt import describe_messages
-from bot.review.answers.run import converse, may_use_tools
+from bot.review.answers.run import answer_plan, converse
 from bot.review.findings.submission import (
     SubmissionError,
     decode_arguments,
@@ -28,7 +28,6 @@ from bot.review.findings.submission import (
     schema_problems,
     schema_validator,
 )
-from bot.review.plan import PlanOptions, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.tools.toolbox import ToolLimits
 from bot.settings.repository import Config
@@ -93,18 +92,7 @@ def describe_change(
     learnings: Sequence[Learning] = (),
 ) -> Description:
     """K3's suggested title and description of the PR ``change``, asked for by ``asker``."""
-    with_tools = may_use_tools(config, client, change)
-    plan = plan_review(
-        change,
-        config,
-        PlanOptions(
-            effort=client.effort,
-            agentic=with_tools,
-            max_groups=1,
-            learnings=learnings,
-            routed=False,  # an answer, not a review: asked at its own effort
-        ),
-    )
+    plan, with_tools = answer_plan(change, config, client, learnings)
     group = plan.groups[0] if plan.groups else None
     messages = describe_messages(
         asker,

@@ -32,7 +32,7 @@ from bot.review.answers.tools import Submitted, answer_final, reply_final
 from bot.review.context.instructions import load_instructions
 from bot.review.context.learnings import learnings_for
 from bot.review.images import TextOnlyFallback, ask_task_text, images_note, with_images
-from bot.review.plan import PlanOptions, plan_review
+from bot.review.plan import PlanOptions, ReviewPlan, plan_review
 from bot.review.secrets.redacted_change import redacted_change
 from bot.review.secrets.redaction import redact_text
 from bot.review.tools.toolbox import RepoTools, ToolLimits
@@ -44,6 +44,22 @@ T = TypeVar("T")
 def may_use_tools(config: Config, client: ModelClient, change: Change) -> bool:
     """Whether the answer may read the repository with tools (as a review would)."""
     return config.agent.enabled and client.effort != "low" and change.head is not None
+
+
+def answer_plan(
+    change: Change, config: Config, client: ModelClient, learnings: Sequence[Learning]
+) -> tuple[ReviewPlan, bool]:
+    """The PR's plan as a review of one group would see it, for an answer (``/ask``,
+    ``/describe``), and whether the answer may use tools."""
+    agentic = may_use_tools(config, client, change)
+    options = PlanOptions(
+        effort=client.effort,
+        agentic=agentic,
+        max_groups=1,
+        learnings=learnings,
+        routed=False,  # an answer, not a review: asked at its own effort
+    )
+    return plan_review(change, config, options), agentic
 
 
 def converse(
@@ -144,18 +160,7 @@ def answer_question(
 ) -> Answer:
     """K3's answer to ``/ask``, seeing the PR ``change`` as a review would (learnings
     included)."""
-    agentic = may_use_tools(config, client, change)
-    plan = plan_review(
-        change,
-        config,
-        PlanOptions(
-            effort=client.effort,
-            agentic=agentic,
-            max_groups=1,
-            learnings=learnings,
-            routed=False,  # an answer, not a review: asked at its own effort
-        ),
-    )
+    plan, agentic = answer_plan(change, config, client, learnings)
     group = plan.groups[0] if plan.groups else None
     messages = with_images(
         ask_messages(
