@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from bot.domain.setting_tables import glob_list, tables
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError
 
@@ -69,27 +70,17 @@ class RouteRule:
 def route_rules(key: str, value: Any) -> list[RouteRule]:
     """``[[review.route]]`` tables checked into rules; a bad one is named by its index."""
     shape = f"{key} must be a list of tables with paths, effort and optionally model"
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise ConfigError(f"{shape}, not {value!r}")
     found = []
-    for index, table in enumerate(value):
-        where = f"{key}[{index}]"
-        unknown = set(table) - {"paths", "effort", "model"}
-        if unknown:
-            raise ConfigError(
-                f"unknown key {where}.{sorted(unknown)[0]} (known keys: effort, model, paths)"
-            )
-        paths, effort = table.get("paths"), table.get("effort")
-        model = table.get("model", "main")
-        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            raise ConfigError(f"{where}.paths must be a non-empty list of globs, not {paths!r}")
+    for where, table in tables(key, value, shape, ("paths", "effort", "model")):
+        paths = glob_list(where, table.get("paths"))
+        effort, model = table.get("effort"), table.get("model", "main")
         if effort not in ROUTE_EFFORTS:
             raise ConfigError(
                 f"{where}.effort must be one of {', '.join(ROUTE_EFFORTS)}, not {effort!r}"
             )
         if model not in ENDPOINTS:
             raise ConfigError(f"{where}.model must be one of {', '.join(ENDPOINTS)}, not {model!r}")
-        found.append(RouteRule(tuple(paths), effort, model))
+        found.append(RouteRule(paths, effort, model))
     return found
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from bot.domain.change import Snapshot
 from bot.domain.route import RouteRule, route_rules
+from bot.domain.setting_tables import glob_list, tables
 from bot.effort import EFFORTS, Effort
 from bot.errors import ConfigError, UsageError
 
@@ -327,20 +328,12 @@ def _check_value(key: str, value: Any, hint: Any) -> Any:
 
 def _path_instructions(key: str, value: Any) -> list[PathInstruction]:
     shape = f"{key} must be a list of tables with paths (a list of globs) and text"
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise ConfigError(f"{shape}, not {value!r}")
     found = []
-    for index, table in enumerate(value):
-        where = f"{key}[{index}]"
-        unknown = set(table) - {"paths", "text"}
-        if unknown:
-            raise ConfigError(f"unknown key {where}.{sorted(unknown)[0]} (known keys: paths, text)")
-        paths, text = table.get("paths"), table.get("text")
-        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            raise ConfigError(f"{where}.paths must be a non-empty list of globs, not {paths!r}")
+    for where, table in tables(key, value, shape, ("paths", "text")):
+        paths, text = glob_list(where, table.get("paths")), table.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"{where}.text must be a non-empty string, not {text!r}")
-        found.append(PathInstruction(tuple(paths), text))
+        found.append(PathInstruction(paths, text))
     return found
 
 
