@@ -72,10 +72,14 @@ def test_a_description_naming_thousands_of_issues_costs_one_query_and_spares_the
 )
 def test_a_hostile_description_parses_in_linear_time(text: str) -> None:
     # A complexity bound, not a benchmark: the old pattern took 20.9 s on the first text;
-    # linear work over 65 k characters is well under a millisecond per kilobyte.
-    started = time.perf_counter()
-    found = described_issues(text, REPO)
-    assert time.perf_counter() - started < 0.05
+    # linear work over 65 k characters is well under a millisecond per kilobyte. The best
+    # of five calls: a loaded machine may pause one call, never the parse's own work.
+    spent = []
+    for _ in range(5):
+        started = time.perf_counter()
+        found = described_issues(text, REPO)
+        spent.append(time.perf_counter() - started)
+    assert min(spent) < 0.05
     assert len(found) <= MAX_REFERENCES
 
 
