@@ -22,7 +22,9 @@ several runs in fresh processes:
 - ``import openai`` alone, which the hook pays only when a request is really sent;
 - a peer's start-up where it is installed: ``import pr_agent.cli`` in a fresh
   interpreter (pr-agent's own figure, 6.6 s, anchors the hook's budget), with the hook's
-  start-up as a share of it; "not installed" otherwise.
+  start-up as a share of it; "not installed" otherwise. pr-agent pins old releases of
+  packages GitNeural needs newer (openai, PyGithub, pytest), so it is best installed in
+  an environment of its own, whose interpreter :data:`PEER_PYTHON_ENV` names.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ EMPTY_REFS = 0.85
 EMPTY_WHY = "2-core runs: 0.45 loaded, 0.48 quiet; was 300 ms"
 #: The peer whose start-up anchors the hook's: its command-line module, imported fresh.
 PEER_MODULE = "pr_agent.cli"
+#: The interpreter of the environment the peer is installed in, when not this one.
+PEER_PYTHON_ENV = "GITNEURAL_BENCH_PEER_PYTHON"
 REPEAT = 7
 QUICK_REPEAT = 1
 LARGE_FILES = 3000
@@ -255,14 +259,20 @@ def run(quick: bool = False) -> list[Row]:
 
 def _peer_rows(root: Path, env: dict[str, str], repeat: int, startup: float) -> list[Row]:
     """The peer's import in a fresh interpreter, and the hook's start-up as a share of
-    it, when the peer is installed in this environment."""
-    measure = f"peer: pr-agent start-up (import {PEER_MODULE}, fresh interpreter)"
+    it, when the peer is installed (in this environment, or in the one whose interpreter
+    :data:`PEER_PYTHON_ENV` names)."""
+    python = os.environ.get(PEER_PYTHON_ENV) or sys.executable
+    where = "" if python == sys.executable else f", {PEER_PYTHON_ENV}"
+    measure = f"peer: pr-agent start-up (import {PEER_MODULE}, fresh interpreter{where})"
     # Imported once first: a peer that is absent (or broken) is reported, not timed.
-    probe = [sys.executable, "-c", f"import {PEER_MODULE}"]
-    found = subprocess.run(probe, cwd=root, env=env, capture_output=True, check=False)
+    probe = [python, "-c", f"import {PEER_MODULE}"]
+    try:
+        found = subprocess.run(probe, cwd=root, env=env, capture_output=True, check=False)
+    except OSError:
+        return [row(measure, f"not installed ({PEER_PYTHON_ENV} cannot be run)")]
     if found.returncode != 0:
         return [row(measure, "not installed")]
-    peer = _wall([sys.executable, "-c", f"import {PEER_MODULE}"], root, env, repeat)
+    peer = _wall(probe, root, env, repeat)
     return [
         row(measure, peer, "ms"),
         row("hook start-up, no model, as a share of the peer's", 100 * startup / peer, "%"),
