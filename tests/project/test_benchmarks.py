@@ -243,3 +243,47 @@ def test_the_runner_also_works_as_a_script(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "fine thing" in done.stdout
+
+
+TIGHTER = IN_REFS.replace(
+    '"ref_limit": 1000.0},\n                {"measure": "tight"',
+    '"ref_limit": 1e-9},\n                {"measure": "tight"',
+)
+
+
+def compare(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.compare", *map(str, paths)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_compare_names_each_row_two_runs_judge_differently(tmp_path: Path) -> None:
+    runs = {}
+    for name, body in {"same": IN_REFS, "again": IN_REFS, "tighter": TIGHTER}.items():
+        suite = tmp_path / name / "suite"
+        suite.mkdir(parents=True)
+        _fake_suite(suite, {"bench_refs": body})
+        done = runner("--quick", "--dir", str(suite), "--results", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+        runs[name] = tmp_path / name / "latest.json"
+    alike = compare(runs["same"], runs["again"])
+    assert alike.returncode == 0, alike.stdout + alike.stderr
+    assert "judged rows, 0 judged differently" in alike.stdout
+    # Every time row is listed with its ratio and verdict in both runs.
+    assert re.search(r"^  bench_refs: roomy: [\d.]+ yes \| [\d.]+ yes$", alike.stdout, re.M)
+    assert re.search(r"^  bench_refs: tight: [\d.]+ NO \| [\d.]+ NO$", alike.stdout, re.M)
+    unlike = compare(runs["same"], runs["tighter"])
+    assert unlike.returncode == 1
+    assert re.search(r"^! bench_refs: roomy: [\d.]+ yes \| [\d.]+ NO$", unlike.stdout, re.M)
+    assert not re.search(r"^! bench_refs: (tight|lease|parse)", unlike.stdout, re.M)
+    assert "1 judged differently" in unlike.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}", "utf-8")
+    bad = compare(runs["same"], broken)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0 and "not a benchmarks.run results file" in bad.stderr

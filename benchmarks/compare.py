@@ -1,0 +1,99 @@
+"""Do several runs judge every row the same? ``python -m benchmarks.compare A.json B.json …``
+
+A time budget is a ratio to a reference measured in the same run, so that a quiet
+machine, a loaded one and a single core judge the same code alike
+(:mod:`benchmarks.reference`). This prints, for every row with a budget in any of the
+runs, its ratio (``refs``, or its value when it has none) and its verdict in each run,
+and marks the rows the runs judge differently. A row a run does not have (a module left
+out with ``--only``, or a quick run's other sizes) is shown as ``absent`` and judged by
+the runs that have it.
+
+Exit status: 0 when every row present in two runs or more gets one verdict, 1 when one
+does not, 2 for a file that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import format_number, verdict
+
+ABSENT = "absent"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A results file written by ``benchmarks.run`` (``latest.json``)."""
+    data = json.loads(path.read_text("utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise ValueError(f"{path}: not a benchmarks.run results file (no rows)")
+    return data
+
+
+def _key(r: Mapping[str, Any]) -> str:
+    return f"{r.get('module', '')}: {r['measure']}"
+
+
+def _cell(r: Mapping[str, Any] | None) -> str:
+    if r is None:
+        return ABSENT
+    shown = r.get("refs")
+    if shown is None:
+        shown = r["value"]
+    text = format_number(shown) if isinstance(shown, int | float) else str(shown)
+    return f"{text} {verdict(r)}"
+
+
+def differences(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str], bool]]:
+    """Every judged row: its key, a cell per run, and whether the runs judge it alike."""
+    tables = [{_key(r): r for r in run["rows"]} for run in runs]
+    keys: list[str] = []
+    for table in tables:
+        keys += [k for k, r in table.items() if r["holds"] is not None and k not in keys]
+    found = []
+    for key in keys:
+        present = [t.get(key) for t in tables]
+        verdicts = {r["holds"] for r in present if r is not None}
+        found.append((key, [_cell(r) for r in present], len(verdicts) <= 1))
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.compare",
+        description="Show whether benchmark runs judge every row the same way.",
+    )
+    parser.add_argument("results", nargs="+", type=Path, help="latest.json files of runs")
+    parser.add_argument(
+        "--all", action="store_true", help="every judged row, not only the time rows"
+    )
+    args = parser.parse_args(argv)
+    try:
+        runs = [load(path) for path in args.results]
+    except (OSError, ValueError) as exc:
+        print(f"benchmarks.compare: {exc}", file=sys.stderr)
+        return 2
+    for path, run in zip(args.results, runs, strict=True):
+        quick = " (quick)" if run.get("quick") else ""
+        unit = run.get("reference_s")
+        ref = f", 1 ref = {unit:.3f} s" if isinstance(unit, int | float) else ""
+        print(f"{path}: commit {run.get('commit', '?')}{quick}{ref}")
+    rows = differences(runs)
+    timed = {_key(r) for run in runs for r in run["rows"] if r.get("ref_limit") is not None}
+    unlike = 0
+    for key, cells, alike in rows:
+        unlike += not alike
+        if alike and not args.all and key not in timed:
+            continue
+        mark = "  " if alike else "! "
+        print(f"{mark}{key}: " + " | ".join(cells))
+    print(f"{len(rows)} judged rows, {unlike} judged differently")
+    return 1 if unlike else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
