@@ -56,7 +56,7 @@ BUDGET_FILES = 200
 BUDGET_EDIT = {"hunks": 5, "inserted": 3}
 #: Issue 2's 1 s, restated in reference units from the runs of the 2-core machine.
 BUDGET_REFS = 2.8
-BUDGET_WHY = "2-core runs: 1.86 loaded, 1.84 quiet; was 1 s"
+BUDGET_WHY = "2-core runs: 2.44 loaded, 2.24 quiet; was 1 s"
 GROWTH_BUDGET = 12.0
 FINDINGS_PER_FILES = 10
 SUBMISSION_MAX = 60
