@@ -6,10 +6,14 @@ machine, a loaded one and a single core judge the same code alike
 runs, its ratio (``refs``, or its value when it has none) and its verdict in each run,
 and marks the rows the runs judge differently. A row a run does not have (a module left
 out with ``--only``, or a quick run's other sizes) is shown as ``absent`` and judged by
-the runs that have it.
+the runs that have it; a run that shows a row without a budget does not judge it.
 
-Exit status: 0 when every row present in two runs or more gets one verdict, 1 when one
-does not, 2 for a file that cannot be read.
+Only the time rows (those with a reference limit in some run) count by default: a quick
+run's other verdicts are about its tiny sizes (a recall over a few files, a rate from a
+short burst). ``--all`` shows and counts every judged row.
+
+Exit status: 0 when every counted row gets one verdict from the runs that judge it, 1
+when one does not, 2 for a file that cannot be read.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ def differences(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str],
     found = []
     for key in keys:
         present = [t.get(key) for t in tables]
-        verdicts = {r["holds"] for r in present if r is not None}
+        verdicts = {r["holds"] for r in present if r is not None and r["holds"] is not None}
         found.append((key, [_cell(r) for r in present], len(verdicts) <= 1))
     return found
 
@@ -84,14 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{path}: commit {run.get('commit', '?')}{quick}{ref}")
     rows = differences(runs)
     timed = {_key(r) for run in runs for r in run["rows"] if r.get("ref_limit") is not None}
-    unlike = 0
+    if not args.all:
+        rows = [(key, cells, alike) for key, cells, alike in rows if key in timed]
     for key, cells, alike in rows:
-        unlike += not alike
-        if alike and not args.all and key not in timed:
-            continue
-        mark = "  " if alike else "! "
-        print(f"{mark}{key}: " + " | ".join(cells))
-    print(f"{len(rows)} judged rows, {unlike} judged differently")
+        print(f"{'  ' if alike else '! '}{key}: " + " | ".join(cells))
+    unlike = sum(not alike for _, _, alike in rows)
+    kind = "judged rows" if args.all else "time rows"
+    print(f"{len(rows)} {kind}, {unlike} judged differently")
     return 1 if unlike else 0
 
 

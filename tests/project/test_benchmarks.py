@@ -273,7 +273,7 @@ def test_compare_names_each_row_two_runs_judge_differently(tmp_path: Path) -> No
         runs[name] = tmp_path / name / "latest.json"
     alike = compare(runs["same"], runs["again"])
     assert alike.returncode == 0, alike.stdout + alike.stderr
-    assert "judged rows, 0 judged differently" in alike.stdout
+    assert "3 time rows, 0 judged differently" in alike.stdout
     # Every time row is listed with its ratio and verdict in both runs.
     assert re.search(r"^  bench_refs: roomy: [\d.]+ yes \| [\d.]+ yes$", alike.stdout, re.M)
     assert re.search(r"^  bench_refs: tight: [\d.]+ NO \| [\d.]+ NO$", alike.stdout, re.M)
