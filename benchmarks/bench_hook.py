@@ -56,8 +56,8 @@ from tests.support.repos import commit, make_repo, stage
 #: 0.37 s): the limit is 1 ref.
 STARTUP_REFS = 1.0
 STARTUP_WHY = "2-core runs: 0.78 loaded, 0.92 quiet; was 300 ms"
-#: A large repository's start-up: the same 300 ms on a quiet machine, but a loaded one
-#: spends more of it reading the tree (0.81 ref quiet, 1.22 loaded).
+#: A large repository's start-up: the same 300 ms budget, but the up-front search for
+#: related code reads more of the tree, more so on a loaded machine (its WHY's ratios).
 LARGE_STARTUP_REFS = 1.5
 LARGE_STARTUP_WHY = "2-core runs: 1.19 loaded, 1.03 quiet; was 300 ms"
 CACHED_REFS = 1.4

@@ -2,9 +2,10 @@
 
 A time budget is a ratio to a reference measured in the same run, so that a quiet
 machine, a loaded one and a single core judge the same code alike
-(:mod:`benchmarks.reference`). This prints, for every row with a budget in any of the
-runs, its ratio (``refs``, or its value when it has none) and its verdict in each run,
-and marks the rows the runs judge differently. A row a run does not have (a module left
+(:mod:`benchmarks.reference`). This prints, for every time row with a reference limit
+in any of the runs (``--all``: every row with a budget), its ratio (``refs``, or its
+value when it has none) and its verdict in each run, and marks the rows the runs judge
+differently. A row a run does not have (a module left
 out with ``--only``, or a quick run's other sizes) is shown as ``absent`` and judged by
 the runs that have it; a run that shows a row without a budget does not judge it.
 
