@@ -7,7 +7,10 @@ in any of the runs (``--all``: every row with a budget), its ratio (``refs``, or
 value when it has none) and its verdict in each run, and marks the rows the runs judge
 differently. A row a run does not have (a module left
 out with ``--only``, or a quick run's other sizes) is shown as ``absent`` and judged by
-the runs that have it; a run that shows a row without a budget does not judge it.
+the runs that have it; a run that shows a row without a budget does not judge it. But a
+module that stopped half-way in one run (its row ``runs to the end`` fails) has left its
+other rows out of it: that row and the module's judged rows in the other runs of the same
+mode (full or quick) are judged differently, and counted even without ``--all``.
 
 Only the time rows (those with a reference limit in some run) count by default: a quick
 run's other verdicts are about its tiny sizes (a recall over a few files, a rate from a
@@ -67,6 +70,33 @@ def differences(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str],
     return found
 
 
+#: The row the runner adds for a module that did not run to its end (judged "runs").
+STOPPED = "runs to the end"
+
+
+def missing_failures(runs: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The rows of a module that stopped half-way in one run (its ``runs to the end`` row
+    fails), in every run of the same mode (full or quick), and that row itself."""
+    found = set()
+    for run in runs:
+        stopped = {
+            r.get("module", "")
+            for r in run["rows"]
+            if r["measure"].endswith(STOPPED) and r["holds"] is False
+        }
+        if not stopped:
+            continue
+        found |= {_key(r) for r in run["rows"] if r.get("module", "") in stopped}
+        for other in runs:
+            if bool(other.get("quick")) == bool(run.get("quick")):
+                found |= {
+                    _key(r)
+                    for r in other["rows"]
+                    if r.get("module", "") in stopped and r["holds"] is not None
+                }
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.compare",
@@ -87,14 +117,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         unit = run.get("reference_s")
         ref = f", 1 ref = {unit:.3f} s" if isinstance(unit, int | float) else ""
         print(f"{path}: commit {run.get('commit', '?')}{quick}{ref}")
-    rows = differences(runs)
+    missing = missing_failures(runs)
+    rows = [(key, cells, alike and key not in missing) for key, cells, alike in differences(runs)]
     timed = {_key(r) for run in runs for r in run["rows"] if r.get("ref_limit") is not None}
     if not args.all:
-        rows = [(key, cells, alike) for key, cells, alike in rows if key in timed]
+        rows = [(key, cells, alike) for key, cells, alike in rows if key in timed | missing]
     for key, cells, alike in rows:
         print(f"{'  ' if alike else '! '}{key}: " + " | ".join(cells))
     unlike = sum(not alike for _, _, alike in rows)
-    kind = "judged rows" if args.all else "time rows"
+    kind = (
+        "judged rows"
+        if args.all
+        else "time rows" + (" and stopped modules' rows" if missing else "")
+    )
     print(f"{len(rows)} {kind}, {unlike} judged differently")
     return 1 if unlike else 0
 

@@ -282,6 +282,23 @@ def test_compare_names_each_row_two_runs_judge_differently(tmp_path: Path) -> No
     assert re.search(r"^! bench_refs: roomy: [\d.]+ yes \| [\d.]+ NO$", unlike.stdout, re.M)
     assert not re.search(r"^! bench_refs: (tight|lease|parse)", unlike.stdout, re.M)
     assert "1 judged differently" in unlike.stdout
+    # A run whose module stopped half-way has only its failed "runs to the end" row: the
+    # rows it left out cannot have been judged the same, even without --all.
+    stopped = json.loads(runs["same"].read_text("utf-8"))
+    stopped["rows"] = [
+        {**r, "module": "bench_refs", "measure": "bench_refs: runs to the end",
+         "value": "exit 1: boom", "unit": "", "budget": "runs", "holds": False,
+         "ref_limit": None, "refs": None}
+        for r in stopped["rows"][:1]
+    ]  # fmt: skip  # one row, kept compact
+    half = tmp_path / "stopped.json"
+    half.write_text(json.dumps(stopped), "utf-8")
+    cut = compare(runs["same"], half)
+    assert cut.returncode == 1, cut.stdout
+    assert re.search(r"^! bench_refs: bench_refs: runs to the end: absent \| exit 1: boom NO$",
+                     cut.stdout, re.M), cut.stdout  # fmt: skip
+    # Its judged rows of the whole run are marked too: "roomy" holds there, not here.
+    assert re.search(r"^! bench_refs: roomy: [\d.]+ yes \| absent$", cut.stdout, re.M)
     broken = tmp_path / "broken.json"
     broken.write_text("{}", "utf-8")
     bad = compare(runs["same"], broken)
