@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -166,7 +167,22 @@ class BurstRig:
         ``gitneural serve`` for the web only and two workers."""
         with contextlib.ExitStack() as outer:
             url = outer.enter_context(rabbit_vhost()) if broker == "rabbitmq" else None
-            return self._run(plan, broker, url)
+            try:
+                return self._run(plan, broker, url)
+            except (urllib.error.URLError, ConnectionError) as exc:
+                # A full run once met "Connection refused" from the fake GitHub mid-burst;
+                # its log is deleted with the run, so say here whether it was still alive.
+                raise RuntimeError(
+                    f"the fake GitHub failed a call ({exc}): {self._fake_state()}"
+                ) from exc
+
+    def _fake_state(self) -> str:
+        fake = self._procs[0]
+        code = fake.poll()
+        alive = "still running" if code is None else f"exited with status {code}"
+        log = self.root / "fakegithub.log"
+        tail = log.read_text("utf-8", "replace")[-1500:] if log.exists() else "(no log)"
+        return f"its process {alive}; the end of its log:\n{tail}"
 
     def _run(self, plan: BurstPlan, broker: str, url: str | None) -> BurstResult:
         pulls = [self.pull() for _ in range(plan.prs)]
