@@ -296,7 +296,7 @@ def test_compare_names_each_row_two_runs_judge_differently(tmp_path: Path) -> No
     cut = compare(runs["same"], half)
     assert cut.returncode == 1, cut.stdout
     assert re.search(r"^! bench_refs: bench_refs: runs to the end: absent \| exit 1: boom NO$",
-                     cut.stdout, re.M), cut.stdout  # fmt: skip
+                     cut.stdout, re.M), cut.stdout  # fmt: skip  # one call, kept on two lines
     # Its judged rows of the whole run are marked too: "roomy" holds there, not here.
     assert re.search(r"^! bench_refs: roomy: [\d.]+ yes \| absent$", cut.stdout, re.M)
     broken = tmp_path / "broken.json"
