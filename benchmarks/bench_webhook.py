@@ -77,8 +77,8 @@ MEDIAN_REFS = 0.014
 MEDIAN_WHY = "2-core runs: 0.006-0.008 loaded, 0.008-0.012 quiet; was 5 ms"
 #: The Redis log's median is a queue's wait: at the target it runs at 80-86% of its
 #: measured top rate on the quiet 2-core machine (572-584/s at 500/s), where a few percent
-#: of speed doubles the wait. The same
-#: intake code measured 0.012-0.031 ref in seven quiet runs (0.0129-0.0235 at 64a7fa7).
+#: of speed doubles the wait. The same intake code measured 0.012-0.031 ref in seven quiet
+#: runs (0.0129-0.0235 at 64a7fa7).
 REDIS_MEDIAN_REFS = 0.05
 REDIS_MEDIAN_WHY = "2-core runs: 0.008 loaded, 0.012-0.031 quiet, near its top rate; was 5 ms"
 CONCURRENCY = 8
@@ -271,10 +271,10 @@ def _rows(
     m: Measured, log: str, per_ref: float, limit: float = MEDIAN_REFS, why: str = MEDIAN_WHY
 ) -> list[Row]:
     where = f"webhook, gunicorn {m.setting}, {log}"
-    if m.saturated.rate <= 0:
-        raise BenchmarkError(f"{where}: no delivery was answered at full speed")
     at = f"at {per_ref:g} per ref"
     sat, steady = m.saturated, m.steady
+    if sat.rate <= 0:
+        raise BenchmarkError(f"{where}: no delivery was answered at full speed")
     bad = sum(n for status, n in (sat.statuses + steady.statuses).items() if status != 202)
     bad += sat.failures + steady.failures
     return [

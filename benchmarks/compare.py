@@ -74,9 +74,9 @@ def differences(runs: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str],
 STOPPED = "runs to the end"
 
 
-def missing_failures(runs: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The rows of a module that stopped half-way in one run (its ``runs to the end`` row
-    fails), in every run of the same mode (full or quick), and that row itself."""
+def stopped_rows(runs: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The judged rows of a module that stopped half-way in one run (its ``runs to the
+    end`` row fails, and is one of them), in every run of the same mode (full or quick)."""
     found = set()
     for run in runs:
         stopped = {
@@ -84,11 +84,8 @@ def missing_failures(runs: Sequence[Mapping[str, Any]]) -> set[str]:
             for r in run["rows"]
             if r["measure"].endswith(STOPPED) and r["holds"] is False
         }
-        if not stopped:
-            continue
-        found |= {_key(r) for r in run["rows"] if r.get("module", "") in stopped}
         for other in runs:
-            if bool(other.get("quick")) == bool(run.get("quick")):
+            if stopped and bool(other.get("quick")) == bool(run.get("quick")):
                 found |= {
                     _key(r)
                     for r in other["rows"]
@@ -117,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         unit = run.get("reference_s")
         ref = f", 1 ref = {unit:.3f} s" if isinstance(unit, int | float) else ""
         print(f"{path}: commit {run.get('commit', '?')}{quick}{ref}")
-    missing = missing_failures(runs)
+    missing = stopped_rows(runs)
     rows = [(key, cells, alike and key not in missing) for key, cells, alike in differences(runs)]
     timed = {_key(r) for run in runs for r in run["rows"] if r.get("ref_limit") is not None}
     if not args.all:

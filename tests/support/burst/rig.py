@@ -89,6 +89,7 @@ class BurstRig:
         self.root = root
         self._procs: list[subprocess.Popen[bytes]] = []
         self.branches: dict[int, str] = {}
+        self._fake_log = root / "fakegithub.log"
 
     def __enter__(self) -> BurstRig:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ class BurstRig:
         try:
             fake = _start(
                 [sys.executable, "-m", "tests.fakes.github", "--state-dir", str(state)],
-                self.root / "fakegithub.log",
+                self._fake_log,
             )
             self._procs.append(fake)
             wait_for(lambda: (state / "fakegithub.json").exists(), "the fake GitHub", 60)
@@ -180,7 +181,7 @@ class BurstRig:
         fake = self._procs[0]
         code = fake.poll()
         alive = "still running" if code is None else f"exited with status {code}"
-        log = self.root / "fakegithub.log"
+        log = self._fake_log
         tail = log.read_text("utf-8", "replace")[-1500:] if log.exists() else "(no log)"
         return f"its process {alive}; the end of its log:\n{tail}"
 
