@@ -13,7 +13,6 @@ no start-up time.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import json
 import shlex
@@ -56,6 +55,10 @@ def missing(extra: str) -> list[str]:
 def _installed_from() -> str | None:
     """Where this GitNeural was installed from, when it was a local folder or wheel (a
     clone, ``pip install .``), as pip recorded it (PEP 610's ``direct_url.json``)."""
+    # Imported here, not above: importlib.metadata loads the email package, 18 ms of every
+    # command's start-up (the hook's included) for a line only a missing extra prints.
+    import importlib.metadata
+
     # Every record of the name: a source tree's own egg-info may come first on sys.path.
     records = [
         d.read_text("direct_url.json") for d in importlib.metadata.distributions(name="gitneural")

@@ -24,24 +24,79 @@ answer developers who talk back, in a finding's thread, with ``/ask`` or ``/desc
 on the same stages and the same loop. They, and :func:`review`, take the repository's
 learnings (``context.learnings``: the rules taught with ``/learn``, shown after the
 trusted instructions, within :data:`LEARNINGS_LIMIT`).
+
+The names load on first use (PEP 562): ``from bot.review import plan_review`` imports the
+planning stages only. The hook plans a review, and keys its result cache on
+:data:`PROMPT_VERSION`, before it knows whether a request is sent; importing the agent
+loop, the answers and the pipeline for that made most of its start-up (issue 37).
 """
 
-from bot.review.agent.parallel import ReviewGroup
-from bot.review.answers.describe import describe_change
-from bot.review.answers.run import answer_question, answer_thread
-from bot.review.context.learnings import LIMIT_TEXT as LEARNINGS_LIMIT
-from bot.review.context.learnings import select_learnings
-from bot.review.findings.anchor import find_file
-from bot.review.findings.evidence import EVIDENCE_WINDOW
-from bot.review.findings.side_text import SideText, side_text, split_lines
-from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
-from bot.review.pipeline import review
-from bot.review.plan import PlanOptions, ReviewPlan, plan_review
-from bot.review.prompt import PROMPT_VERSION
-from bot.review.related.finder import RelatedLimits
-from bot.review.route import DOC_EXTENSIONS, SENSITIVE, decide_route
-from bot.review.token_estimate import estimate_tokens
-from bot.review.tools.toolbox import ToolLimits
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.review.agent.parallel import ReviewGroup
+    from bot.review.answers.describe import describe_change
+    from bot.review.answers.run import answer_question, answer_thread
+    from bot.review.context.learnings import LIMIT_TEXT as LEARNINGS_LIMIT
+    from bot.review.context.learnings import select_learnings
+    from bot.review.findings.anchor import find_file
+    from bot.review.findings.evidence import EVIDENCE_WINDOW
+    from bot.review.findings.side_text import SideText, side_text, split_lines
+    from bot.review.findings.suggestions import SuggestionError, apply_suggestion, replacement_lines
+    from bot.review.pipeline import review
+    from bot.review.plan import PlanOptions, ReviewPlan, plan_review
+    from bot.review.prompt import PROMPT_VERSION
+    from bot.review.related.finder import RelatedLimits
+    from bot.review.route import DOC_EXTENSIONS, SENSITIVE, decide_route
+    from bot.review.token_estimate import estimate_tokens
+    from bot.review.tools.toolbox import ToolLimits
+
+#: Each public name: the module that holds it, and its name there.
+_HOMES: dict[str, tuple[str, str]] = {
+    "ReviewGroup": ("bot.review.agent.parallel", "ReviewGroup"),
+    "describe_change": ("bot.review.answers.describe", "describe_change"),
+    "answer_question": ("bot.review.answers.run", "answer_question"),
+    "answer_thread": ("bot.review.answers.run", "answer_thread"),
+    "LEARNINGS_LIMIT": ("bot.review.context.learnings", "LIMIT_TEXT"),
+    "select_learnings": ("bot.review.context.learnings", "select_learnings"),
+    "find_file": ("bot.review.findings.anchor", "find_file"),
+    "EVIDENCE_WINDOW": ("bot.review.findings.evidence", "EVIDENCE_WINDOW"),
+    "SideText": ("bot.review.findings.side_text", "SideText"),
+    "side_text": ("bot.review.findings.side_text", "side_text"),
+    "split_lines": ("bot.review.findings.side_text", "split_lines"),
+    "SuggestionError": ("bot.review.findings.suggestions", "SuggestionError"),
+    "apply_suggestion": ("bot.review.findings.suggestions", "apply_suggestion"),
+    "replacement_lines": ("bot.review.findings.suggestions", "replacement_lines"),
+    "review": ("bot.review.pipeline", "review"),
+    "PlanOptions": ("bot.review.plan", "PlanOptions"),
+    "ReviewPlan": ("bot.review.plan", "ReviewPlan"),
+    "plan_review": ("bot.review.plan", "plan_review"),
+    "PROMPT_VERSION": ("bot.review.prompt", "PROMPT_VERSION"),
+    "RelatedLimits": ("bot.review.related.finder", "RelatedLimits"),
+    "DOC_EXTENSIONS": ("bot.review.route", "DOC_EXTENSIONS"),
+    "SENSITIVE": ("bot.review.route", "SENSITIVE"),
+    "decide_route": ("bot.review.route", "decide_route"),
+    "estimate_tokens": ("bot.review.token_estimate", "estimate_tokens"),
+    "ToolLimits": ("bot.review.tools.toolbox", "ToolLimits"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _HOMES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "DOC_EXTENSIONS",

@@ -264,3 +264,25 @@ def test_hook_path_imports_no_web_stack(repo: Path, env: dict[str, str]) -> None
         cached = run([sys.executable, "-c", code], repo, {**env, **stub_env(stub)})
     assert "HEAVY openai\n" in reviewed.stdout  # a request was sent: openai only
     assert "HEAVY \n" in cached.stdout  # a cache hit needs no SDK
+
+
+def test_a_cache_hit_loads_no_review_stage(repo: Path, env: dict[str, str]) -> None:
+    """The hook keys its cache on the staged change and the prompt's version: a hit loads
+    neither the plan nor the pipeline nor the answers (``bot.review`` loads each name on
+    first use), nor ``importlib.metadata``, which only the line for a missing extra needs."""
+    stage(handle(repo), {"people.py": PLANTED})
+    code = (
+        "import sys\n"
+        "from bot.cli.main import main\n"
+        "rc = main(['hook', 'run', '--quiet'])\n"
+        "print('LOADED', ','.join(sorted(set(sys.argv[1:]) & set(sys.modules))))\n"
+    )
+    late = ["bot.review.pipeline", "bot.review.answers.run", "bot.review.answers.describe"]
+    probe = [sys.executable, "-c", code, *late, "importlib.metadata", "bot.review.plan"]
+    with K3Stub([submit()]) as stub:
+        reviewed = run(probe, repo, {**env, **stub_env(stub)})
+        cached = run(probe, repo, {**env, **stub_env(stub)})
+    assert reviewed.returncode == cached.returncode == 0, reviewed.stderr + cached.stderr
+    # A request sent: the pipeline, and importlib.metadata with the SDK.
+    assert "LOADED bot.review.pipeline,bot.review.plan,importlib.metadata\n" in reviewed.stdout
+    assert "LOADED \n" in cached.stdout  # a hit: the cache key needs no plan either
