@@ -9,6 +9,8 @@ server costs one reconnect, not a failed job.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,7 @@ from bot.settings.environment import data_dir
 DATABASE_ENV = "GITNEURAL_DATABASE_URL"
 _BUSY_SECONDS = 30
 _CONNECT_SECONDS = 5
+_WAL_RETRY_SECONDS = 0.02
 _SUPPORTED = ("sqlite", "postgresql")
 
 
@@ -65,10 +68,30 @@ def _parse(raw: str) -> URL:
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting its turn as a write would.
+
+    A new database is in rollback mode until its first connection switches it. While
+    another connection holds its write lock, as a second process starting at the same
+    moment does, SQLite answers the switch "database is locked" at once: the busy timeout
+    does not apply to it. Two workers started together on a new data directory lost one
+    of them that way (issue 37's full run G), so the switch is retried until the timeout;
+    once the database is in WAL mode the pragma changes nothing."""
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(_WAL_RETRY_SECONDS)
 
 
 def _sqlite_begin(connection: Any) -> None:

@@ -4,8 +4,11 @@ across restarts, and errors that name the database without its password."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -94,6 +97,28 @@ def test_many_processes_upgrading_at_once_all_succeed(
     assert all(f"at revision {head_revision()}".encode() in out for out, _ in results)
     current = _db(env, "current")
     assert current.returncode == 0 and "up to date" in current.stdout
+
+
+def test_a_new_sqlite_store_waits_for_a_writer_that_came_first(tmp_path: Path) -> None:
+    """A process that meets a new database while another holds its write lock, still in
+    rollback mode, waits for it: SQLite answers the switch to WAL "database is locked" at
+    once, busy timeout or not (two workers started together lost one that way)."""
+    path = tmp_path / "gitneural.db"
+    first = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    first.execute("BEGIN IMMEDIATE")  # the write lock, before anyone chose WAL
+    release = threading.Timer(0.5, first.execute, ("COMMIT",))
+    release.start()
+    started = time.monotonic()
+    try:
+        store = open_store(f"sqlite:///{path}")
+        assert upgrade(store) == head_revision()
+    finally:
+        release.join()
+        first.close()
+    assert time.monotonic() - started >= 0.4  # it waited its turn
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    store.close()
 
 
 def test_the_default_store_is_sqlite_in_the_data_directory(tmp_path: Path) -> None:
